@@ -1,0 +1,2 @@
+/** PidPool it. */
+package io.pidpool.it;

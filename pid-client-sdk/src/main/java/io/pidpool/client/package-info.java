@@ -1,0 +1,2 @@
+/** PidPool client. */
+package io.pidpool.client;

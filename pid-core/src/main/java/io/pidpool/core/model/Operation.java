@@ -1,0 +1,127 @@
+package io.pidpool.core.model;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import java.util.HashSet;
+import java.util.List;
+
+/** One operator request inside a batch. Each variant validates itself on construction. */
+public sealed interface Operation {
+    /** The most PIDs one operation may name; larger requests are split by the caller. */
+    int MAX_PIDS = 10_000;
+
+    OperationType type();
+
+    /** The PID ids this operation touches (empty for {@link SetServers}). */
+    List<String> pidIds();
+
+    record Add(ModuleKey module, List<PidSpec> pids) implements Operation {
+        public Add {
+            requireNonNull(module, "module");
+            pids = List.copyOf(requireNonNull(pids, "pids"));
+            requireSize(pids.size());
+            requireDistinct(pids.stream().map(PidSpec::id).toList());
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.ADD;
+        }
+
+        @Override
+        public List<String> pidIds() {
+            return pids.stream().map(PidSpec::id).toList();
+        }
+    }
+
+    /** Replaces secret, quota, allowance and attributes of existing PIDs (module stays). */
+    record Update(List<PidSpec> pids) implements Operation {
+        public Update {
+            pids = List.copyOf(requireNonNull(pids, "pids"));
+            requireSize(pids.size());
+            requireDistinct(pids.stream().map(PidSpec::id).toList());
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.UPDATE;
+        }
+
+        @Override
+        public List<String> pidIds() {
+            return pids.stream().map(PidSpec::id).toList();
+        }
+    }
+
+    record Delete(List<String> pidIds) implements Operation {
+        public Delete {
+            pidIds = validIds(pidIds);
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.DELETE;
+        }
+    }
+
+    record Migrate(List<String> pidIds, ModuleKey to) implements Operation {
+        public Migrate {
+            pidIds = validIds(pidIds);
+            requireNonNull(to, "to");
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.MIGRATE;
+        }
+    }
+
+    record ResetQuota(List<String> pidIds) implements Operation {
+        public ResetQuota {
+            pidIds = validIds(pidIds);
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.RESET_QUOTA;
+        }
+    }
+
+    record SetServers(ModuleKey module, int servers, long monthlyDemand) implements Operation {
+        public SetServers {
+            requireNonNull(module, "module");
+            ModuleConfig.of(module, servers); // same bounds as the config itself
+            requireArgument(monthlyDemand >= 0, "monthlyDemand", "monthlyDemand must be >= 0, was %d", monthlyDemand);
+        }
+
+        @Override
+        public OperationType type() {
+            return OperationType.SET_SERVERS;
+        }
+
+        @Override
+        public List<String> pidIds() {
+            return List.of();
+        }
+    }
+
+    private static List<String> validIds(List<String> ids) {
+        List<String> copy = List.copyOf(requireNonNull(ids, "pids"));
+        requireSize(copy.size());
+        copy.forEach(id -> Names.requirePidId(id, "pids"));
+        requireDistinct(copy);
+        return copy;
+    }
+
+    private static void requireSize(int size) {
+        requireArgument(size >= 1 && size <= MAX_PIDS, "pids", "an operation names 1..%d PIDs, got %d", MAX_PIDS, size);
+    }
+
+    private static void requireDistinct(List<String> ids) {
+        var seen = new HashSet<String>();
+        for (String id : ids) {
+            requireArgument(seen.add(id), "pids", "PID %s appears twice in one operation", id);
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package io.pidpool.core.model;
+
+/** The kinds of operator request a batch may carry (seed 000). */
+public enum OperationType {
+    ADD,
+    UPDATE,
+    DELETE,
+    MIGRATE,
+    RESET_QUOTA,
+    SET_SERVERS
+}

@@ -1,0 +1,58 @@
+package io.pidpool.core.model;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import java.util.Map;
+
+/**
+ * A third-party account as PidPool stores it: which module it serves, its monthly command quota,
+ * the overage the operator allows on top, its status and its sealed password.
+ *
+ * @param overageAllowance commands the operator allows beyond {@code monthlyQuota} (billed in tiers)
+ */
+public record PidAccount(
+        String id,
+        ModuleKey module,
+        long monthlyQuota,
+        long overageAllowance,
+        PidStatus status,
+        SealedSecret secret,
+        Map<String, String> attributes) {
+
+    /** Above this a quota is taken for a typo, not a contract. */
+    public static final long MAX_MONTHLY_QUOTA = 1_000_000_000L;
+
+    public PidAccount {
+        Names.requirePidId(id, "pid.id");
+        requireNonNull(module, "pid.module");
+        requireArgument(
+                monthlyQuota >= 0 && monthlyQuota <= MAX_MONTHLY_QUOTA,
+                "pid.monthlyQuota",
+                "monthlyQuota must be within 0..%d, was %d",
+                MAX_MONTHLY_QUOTA,
+                monthlyQuota);
+        requireArgument(
+                overageAllowance >= 0 && overageAllowance <= MAX_MONTHLY_QUOTA,
+                "pid.overageAllowance",
+                "overageAllowance must be within 0..%d, was %d",
+                MAX_MONTHLY_QUOTA,
+                overageAllowance);
+        requireNonNull(status, "pid.status");
+        requireNonNull(secret, "pid.secret");
+        attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+    }
+
+    /** Commands this PID may use in a month, overage allowance included. */
+    public long hardLimit() {
+        return monthlyQuota + overageAllowance;
+    }
+
+    public PidAccount withModule(ModuleKey newModule) {
+        return new PidAccount(id, newModule, monthlyQuota, overageAllowance, status, secret, attributes);
+    }
+
+    public PidAccount withStatus(PidStatus newStatus) {
+        return new PidAccount(id, module, monthlyQuota, overageAllowance, newStatus, secret, attributes);
+    }
+}

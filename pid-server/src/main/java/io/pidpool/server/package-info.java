@@ -1,0 +1,2 @@
+/** The PidPool cluster server: entry point and wiring of the adapters. */
+package io.pidpool.server;

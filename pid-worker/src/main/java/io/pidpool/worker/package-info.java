@@ -1,0 +1,2 @@
+/** PidPool worker. */
+package io.pidpool.worker;
