@@ -1,0 +1,440 @@
+package io.pidpool.server.leader;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+import static io.pidpool.core.error.Preconditions.requireState;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.zk.FencedWriter;
+import io.pidpool.server.zk.NodeEvent;
+import io.pidpool.server.zk.TreeWatcher;
+import io.pidpool.server.zk.ZkScanner;
+import io.pidpool.server.zk.ZkSupport;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The coordination part of one PidPool server: its ZooKeeper client, its place in the leader election
+ * at {@code /leader}, the watchers of {@code /modules} and {@code /notify}, and, while it leads, a
+ * {@link LeaderTerm}. Every server runs one; the HTTP layer reads through it and submits batches
+ * through it whether or not it leads.
+ *
+ * <p>The ZooKeeper client uses Curator's {@link SessionConnectionStateErrorPolicy}: a SUSPENDED
+ * connection pauses the leader's writes but does not end its leadership; only a LOST session does
+ * (DESIGN §6: "never move anything because of SUSPENDED alone").
+ *
+ * <p>Concurrency: one serial executor owns every piece of mutable state (the views, the term);
+ * Curator's callbacks (latch, watchers, connection state) only enqueue tasks on it. Public methods
+ * may be called from any thread; queries are answered by a task on that executor. The lifecycle is
+ * an {@link AtomicReference} moved by compare-and-set.
+ */
+public final class PidPoolNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PidPoolNode.class);
+
+    private enum Lifecycle {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
+    private final String nodeId;
+    private final ZkLayout layout;
+    private final LeaderSettings settings;
+    private final CuratorFramework client;
+    private final ScheduledExecutorService serial;
+    private final ZkView view;
+    private final NodeContext ctx;
+    private final Duration connectTimeout;
+
+    // owned by the serial executor
+    private LeaderLatch latch;
+    private LeaderTerm term;
+    private TreeWatcher modulesWatcher;
+    private volatile boolean leading;
+
+    private PidPoolNode(Builder b) {
+        this.nodeId = b.nodeId;
+        this.layout = b.layout;
+        this.settings = b.settings;
+        this.connectTimeout = b.connectionTimeout;
+        this.client = CuratorFrameworkFactory.builder()
+                .connectString(b.connectString)
+                .namespace(layout.namespace())
+                .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
+                .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
+                .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
+                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy())
+                .build();
+        this.serial = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "pidpool-node-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+        this.view = new ZkView(layout);
+        var scanner = new ZkScanner(() -> ZkSupport.zooKeeper(client), layout.namespace());
+        this.ctx = new NodeContext(
+                nodeId,
+                client,
+                layout,
+                settings,
+                b.store,
+                view,
+                serial,
+                scanner,
+                b.placement,
+                b.alerts,
+                b.ticker,
+                b.clock);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Connects, starts watching and joins the election. Returns once connected. */
+    public void start() {
+        requireState(
+                lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED), "node %s was already started", nodeId);
+        client.start();
+        try {
+            if (!client.blockUntilConnected((int) connectTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw PidPoolException.unavailable("could not connect to ZooKeeper within " + connectTimeout, null);
+            }
+            client.createContainers(layout.modules());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw PidPoolException.unavailable("interrupted while connecting", e);
+        } catch (PidPoolException e) {
+            throw e;
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not prepare " + layout.modules(), e);
+        }
+        client.getConnectionStateListenable().addListener((c, newState) -> onConnectionState(newState), serial);
+        call(() -> {
+            modulesWatcher = new TreeWatcher(client, layout.modules(), false, serial, this::observed, () -> {});
+            modulesWatcher.start();
+            joinElection();
+            return null;
+        });
+    }
+
+    private void observed(NodeEvent event) {
+        view.replay(event);
+        if (term != null) {
+            term.requestPass();
+        }
+    }
+
+    private void joinElection() {
+        latch = new LeaderLatch(client, layout.leader(), nodeId);
+        LeaderLatch mine = latch;
+        latch.addListener(
+                new LeaderLatchListener() {
+                    @Override
+                    public void isLeader() {
+                        if (latch == mine) {
+                            becomeLeader();
+                        }
+                    }
+
+                    @Override
+                    public void notLeader() {
+                        if (latch == mine) {
+                            endTerm("leadership lost");
+                        }
+                    }
+                },
+                serial);
+        try {
+            latch.start();
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not join the election", e);
+        }
+    }
+
+    private void becomeLeader() {
+        if (lifecycle.get() != Lifecycle.STARTED || term != null || !latch.hasLeadership()) {
+            return;
+        }
+        LeaderTerm candidate = new LeaderTerm(ctx, cause -> stepDown(cause.getMessage()));
+        term = candidate;
+        try {
+            candidate.begin();
+            leading = true;
+        } catch (RuntimeException e) {
+            log.error("{} could not take up leadership: {}", nodeId, e.getMessage(), e);
+            stepDown("election steps failed: " + e.getMessage());
+        }
+    }
+
+    private void endTerm(String why) {
+        leading = false;
+        if (term != null) {
+            log.info("{}: {}", nodeId, why);
+            term.close();
+            term = null;
+        }
+    }
+
+    /** Ends the term and leaves the election, then joins again at the back of the queue. */
+    private void stepDown(String why) {
+        endTerm("stepping down: " + why);
+        if (lifecycle.get() != Lifecycle.STARTED) {
+            return;
+        }
+        try {
+            LeaderLatch old = latch;
+            latch = null;
+            old.close();
+        } catch (Exception e) {
+            log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
+        }
+        joinElection();
+    }
+
+    private void onConnectionState(ConnectionState newState) {
+        log.info("{}: ZooKeeper connection {}", nodeId, newState);
+        switch (newState) {
+            case SUSPENDED -> {
+                if (term != null) {
+                    term.suspend();
+                }
+            }
+            case RECONNECTED -> {
+                if (term != null) {
+                    if (ZkSupport.sessionId(client) != term.token().sessionId()) {
+                        stepDown("the session changed");
+                    } else {
+                        term.resume();
+                    }
+                }
+            }
+            case LOST -> endTerm("ZooKeeper session lost");
+            default -> {}
+        }
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public ZkLayout layout() {
+        return layout;
+    }
+
+    /** Whether this node currently leads and has finished its election steps. */
+    public boolean isLeader() {
+        return leading;
+    }
+
+    /** The epoch of this node's current term, or {@link Epoch#NONE} when it does not lead. */
+    public Epoch epoch() {
+        return call(() -> term == null ? Epoch.NONE : term.epoch());
+    }
+
+    /** The grace period of the current term, or null when not leading. */
+    public Duration grace() {
+        return call(() -> term == null ? null : term.grace());
+    }
+
+    /** This node's ZooKeeper client (for tests and the runtime's health checks). */
+    public CuratorFramework curator() {
+        return client;
+    }
+
+    /** Runs {@code query} on the serial executor and waits for its answer. */
+    <T> T call(Callable<T> query) {
+        try {
+            return serial.submit(query).get(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw PidPoolException.unavailable("interrupted", e);
+        } catch (TimeoutException e) {
+            throw PidPoolException.unavailable("node " + nodeId + " did not answer in time", e);
+        } catch (RejectedExecutionException e) {
+            throw new PidPoolException(ErrorCode.UNAVAILABLE, "node " + nodeId + " is closed");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof PidPoolException p) {
+                throw p;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** Test hook: the fenced writer of the current term, or null. */
+    FencedWriter currentWriter() {
+        return call(() -> term == null ? null : term.writer());
+    }
+
+    /** Test hook: a one-line summary of the ZooKeeper view and the term. */
+    String describeForTests() {
+        return call(() -> {
+            var counts = new java.util.TreeMap<String, Integer>();
+            for (ZkView.PidEntry e : view.allPidNodes()) {
+                String key = e.holder().instance() + ":"
+                        + (e.node() == null
+                                ? "MALFORMED"
+                                : e.node().state() + (e.node().hasError() ? "!" : ""));
+                counts.merge(key, 1, Integer::sum);
+            }
+            return "leading=" + leading + " writesInFlight="
+                    + (term == null ? -1 : term.state().writesInFlight()) + " nodes=" + counts;
+        });
+    }
+
+    /** Test hook: reconciliation passes of the current term so far. */
+    long passes() {
+        return call(() -> term == null ? 0L : term.passes());
+    }
+
+    /** Test hook: run a reconciliation pass now (level-triggered repair), as the schedule would. */
+    void reconcileNow() {
+        call(() -> {
+            if (term != null) {
+                term.reload();
+            }
+            return null;
+        });
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /** Leaves the election (a successor takes over), stops watching and disconnects. */
+    @Override
+    public void close() {
+        if (lifecycle.getAndSet(Lifecycle.CLOSED) != Lifecycle.STARTED) {
+            return;
+        }
+        try {
+            serial.submit(() -> {
+                        endTerm("closing");
+                        if (modulesWatcher != null) {
+                            modulesWatcher.close();
+                        }
+                        if (latch != null) {
+                            try {
+                                latch.close();
+                            } catch (Exception e) {
+                                log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
+                            }
+                        }
+                        return null;
+                    })
+                    .get(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            log.warn("{} did not close cleanly: {}", nodeId, e.toString());
+        }
+        serial.shutdownNow();
+        client.close();
+    }
+
+    /** Builds a {@link PidPoolNode}. */
+    public static final class Builder {
+        private String nodeId;
+        private String connectString;
+        private ZkLayout layout = new ZkLayout(ZkLayout.DEFAULT_CLUSTER);
+        private Duration sessionTimeout = Duration.ofSeconds(10);
+        private Duration connectionTimeout = Duration.ofSeconds(10);
+        private LeaderSettings settings = LeaderSettings.defaults();
+        private LeaderStore store;
+        private Function<Duration, PlacementPolicy> placement = BalancedPlacement::new;
+        private AlertSink alerts = AlertSink.logging();
+        private Ticker ticker = Ticker.system();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() {}
+
+        /** This server's name in the election (shown as the leader id). */
+        public Builder nodeId(String value) {
+            this.nodeId = Names.requireToken(value, "nodeId");
+            return this;
+        }
+
+        public Builder connectString(String value) {
+            requireArgument(
+                    value != null && !value.isBlank(), "zookeeper.connect", "a ZooKeeper connect string is required");
+            this.connectString = value;
+            return this;
+        }
+
+        public Builder cluster(String cluster) {
+            this.layout = new ZkLayout(cluster);
+            return this;
+        }
+
+        /** The requested session timeout; the grace period uses the negotiated one. */
+        public Builder sessionTimeout(Duration value) {
+            this.sessionTimeout = requireNonNull(value, "sessionTimeout");
+            return this;
+        }
+
+        public Builder connectionTimeout(Duration value) {
+            this.connectionTimeout = requireNonNull(value, "connectionTimeout");
+            return this;
+        }
+
+        public Builder settings(LeaderSettings value) {
+            this.settings = requireNonNull(value, "settings");
+            return this;
+        }
+
+        public Builder store(LeaderStore value) {
+            this.store = requireNonNull(value, "store");
+            return this;
+        }
+
+        /** Makes the placement policy of each term from that term's grace period. */
+        public Builder placement(Function<Duration, PlacementPolicy> value) {
+            this.placement = requireNonNull(value, "placement");
+            return this;
+        }
+
+        public Builder alerts(AlertSink value) {
+            this.alerts = requireNonNull(value, "alerts");
+            return this;
+        }
+
+        public Builder ticker(Ticker value) {
+            this.ticker = requireNonNull(value, "ticker");
+            return this;
+        }
+
+        public Builder clock(Clock value) {
+            this.clock = requireNonNull(value, "clock");
+            return this;
+        }
+
+        public PidPoolNode build() {
+            requireNonNull(nodeId, "nodeId");
+            requireNonNull(connectString, "zookeeper.connect");
+            requireNonNull(store, "store");
+            return new PidPoolNode(this);
+        }
+    }
+}

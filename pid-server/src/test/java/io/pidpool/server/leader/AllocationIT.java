@@ -1,0 +1,92 @@
+package io.pidpool.server.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.server.testing.SimulatedInstance;
+import io.pidpool.server.testing.TestCluster;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class AllocationIT {
+    static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
+    static final ModuleKey B = ModuleKey.parse("ops#audit#reader");
+    static final ModuleKey C = ModuleKey.parse("mkt#quote#feed");
+
+    TestCluster cluster;
+
+    @BeforeEach
+    void setUp() {
+        cluster = new TestCluster();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        cluster.close();
+    }
+
+    @Test
+    void thousandPidsOverThreeModulesAndTenInstancesAreHeldDisjointAndBalanced() {
+        List<String> a = cluster.addPids(A, 4, "a", 400);
+        List<String> b = cluster.addPids(B, 3, "b", 350);
+        List<String> c = cluster.addPids(C, 3, "c", 250);
+        PidPoolNode node = cluster.startNode("s1");
+        for (int i = 0; i < 4; i++) {
+            cluster.startInstance(A);
+        }
+        for (int i = 0; i < 3; i++) {
+            cluster.startInstance(B);
+            cluster.startInstance(C);
+        }
+        await().atMost(Duration.ofSeconds(30))
+                .conditionEvaluationListener(c1 -> {
+                    if (c1.getRemainingTimeInMS() < 1000) {
+                        System.out.println(cluster.describe(A, a) + "\n" + cluster.describe(B, b) + "\n"
+                                + cluster.describe(C, c) + "\n" + node.describeForTests());
+                    }
+                })
+                .until(() -> cluster.settled(A, a) && cluster.settled(B, b) && cluster.settled(C, c));
+        cluster.assertNoDoubleLogin();
+        assertThat(node.isLeader()).isTrue();
+        FencedWriterStats stats = FencedWriterStats.of(node);
+        System.out.printf("fenced multi-ops: %d carrying %d operations%n", stats.multis(), stats.ops());
+        // batched: many writes per round trip, never one synchronous call per PID
+        assertThat(stats.ops()).isGreaterThan(4 * stats.multis());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> cluster.store.assignments().size() == 1000
+                        && cluster.store.assignments().values().stream()
+                                .allMatch(r -> r.state() == io.pidpool.core.model.PidState.ADDED));
+
+        // join of two instances in A: 400 over 6 -> four keep 67, two get 66: 132 moves, nothing else
+        Map<SimulatedInstance, Set<String>> heldBefore = new HashMap<>();
+        cluster.instances.forEach(s -> heldBefore.put(s, s.held()));
+        long joinedAt = System.nanoTime();
+        cluster.startInstance(A);
+        cluster.startInstance(A);
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.settled(A, a));
+        int moved = 0;
+        for (var e : heldBefore.entrySet()) {
+            Set<String> now = e.getKey().held();
+            for (String pid : e.getValue()) {
+                if (!now.contains(pid)) {
+                    moved++;
+                }
+            }
+        }
+        assertThat(moved).isEqualTo(132);
+        long revokes = cluster.instances.stream()
+                .flatMap(s -> s.events().stream())
+                .filter(ev -> ev.kind().equals("REVOKED") && ev.nanos() > joinedAt)
+                .count();
+        assertThat(revokes).isEqualTo(132);
+        assertThat(cluster.settled(B, b) && cluster.settled(C, c)).isTrue();
+        cluster.assertNoDoubleLogin();
+    }
+}
