@@ -45,6 +45,17 @@ public sealed interface LeaderRecord {
     /** The database now holds these assignment rows (and no longer those of {@code removed}). */
     record RowsWritten(List<Assignment> upserts, Set<String> removed) implements LeaderRecord {}
 
+    /** The leader wrote DELETING to this node (so a DELETED there is an answer, not a goodbye). */
+    record RevokeSent(String path) implements LeaderRecord {}
+
+    record RevokesForgotten(Collection<String> paths) implements LeaderRecord {}
+
+    /**
+     * The instance answered DELETED where nobody asked: it is closing (it revokes everything, then
+     * deletes its ephemeral node). It gets no new PIDs for a while.
+     */
+    record Draining(InstanceKey key, long sinceNanos) implements LeaderRecord {}
+
     record Alerted(String key) implements LeaderRecord {}
 
     record AlertCleared(String key) implements LeaderRecord {}

@@ -28,6 +28,8 @@ public final class LeaderState {
     private final Map<String, Long> cooldownUntil = new HashMap<>();
     private final Map<String, Assignment> rows = new HashMap<>();
     private final Set<String> alerts = new HashSet<>();
+    private final Set<String> revokesSent = new HashSet<>();
+    private final Map<InstanceKey, Long> draining = new HashMap<>();
 
     public void replay(LeaderRecord record) {
         if (record instanceof LeaderRecord.WriteIssued issued) {
@@ -54,6 +56,13 @@ public final class LeaderState {
             }
         } else if (record instanceof LeaderRecord.Departed departed) {
             departedAt.putIfAbsent(departed.key(), departed.atNanos());
+            draining.remove(departed.key());
+        } else if (record instanceof LeaderRecord.RevokeSent sent) {
+            revokesSent.add(sent.path());
+        } else if (record instanceof LeaderRecord.RevokesForgotten forgotten) {
+            forgotten.paths().forEach(revokesSent::remove);
+        } else if (record instanceof LeaderRecord.Draining drain) {
+            draining.putIfAbsent(drain.key(), drain.sinceNanos());
         } else if (record instanceof LeaderRecord.Returned returned) {
             departedAt.remove(returned.key());
         } else if (record instanceof LeaderRecord.Forgotten forgotten) {
@@ -139,6 +148,20 @@ public final class LeaderState {
 
     public Map<String, Assignment> rows() {
         return rows;
+    }
+
+    public boolean revokeSent(String path) {
+        return revokesSent.contains(path);
+    }
+
+    public Set<String> revokesSent() {
+        return revokesSent;
+    }
+
+    /** Whether the instance has been closing for less than {@code windowNanos}. */
+    public boolean draining(InstanceKey key, long nowNanos, long windowNanos) {
+        Long since = draining.get(key);
+        return since != null && nowNanos - since < windowNanos;
     }
 
     public boolean alerted(String key) {

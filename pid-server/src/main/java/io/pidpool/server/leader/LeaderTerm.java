@@ -254,6 +254,9 @@ final class LeaderTerm {
             return;
         }
         state.replay(new LeaderRecord.WriteSettled(intent));
+        if (error == null && intent.kind() == Intent.Kind.REVOKE) {
+            intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
+        }
         if (error == null) {
             for (WriteResult result : results) {
                 ZkWrite write = result.write();

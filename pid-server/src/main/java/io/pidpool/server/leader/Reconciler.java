@@ -217,7 +217,12 @@ final class Reconciler {
                 String key = path + "@" + entry.entry().stat().czxid() + ":"
                         + entry.entry().stat().mzxid();
                 switch (node.state()) {
-                    case DELETED -> remove(entry, "acknowledged DELETED");
+                    case DELETED -> {
+                        if (!state.revokeSent(path)) {
+                            emit(new LeaderRecord.Draining(entry.holder(), now));
+                        }
+                        remove(entry, "acknowledged DELETED");
+                    }
                     case ADDING -> {
                         if (node.hasError()) {
                             remove(entry, "ADDING failed: " + node.error());
@@ -257,6 +262,15 @@ final class Reconciler {
                         }
                     }
                 }
+            }
+            List<String> gone = new ArrayList<>();
+            for (String path : state.revokesSent()) {
+                if (view.node(path) == null && !state.inFlight(path)) {
+                    gone.add(path);
+                }
+            }
+            if (!gone.isEmpty()) {
+                emit(new LeaderRecord.RevokesForgotten(gone));
             }
             List<String> stale = new ArrayList<>();
             for (String key : state.instructionKeys()) {
@@ -590,6 +604,9 @@ final class Reconciler {
             ZkView.InstanceEntry instance = live(key);
             if (instance == null || instance.sessionId() != step.sessionId() || !ready(key)) {
                 return;
+            }
+            if (state.draining(key, now, settings.ackTimeout().toNanos())) {
+                return; // it is closing: whatever it gets now would wait for the grace period
             }
             if (state.pidInFlight(pid) || touched.contains("pid:" + pid)) {
                 return;

@@ -55,6 +55,7 @@ public final class SimulatedInstance implements AutoCloseable {
     private final Map<String, Integer> assignedCount = new ConcurrentHashMap<>();
     private volatile boolean answerAdding = true;
     private volatile boolean dead;
+    private volatile boolean suspended;
     private long sessionId;
     private InstanceId id;
     private long maxEpoch;
@@ -136,7 +137,7 @@ public final class SimulatedInstance implements AutoCloseable {
     }
 
     private void onPid(ChildData child) {
-        if (dead || child.getPath().equals(layout.pids(module, id))) {
+        if (dead || suspended || child.getPath().equals(layout.pids(module, id))) {
             return;
         }
         handle(child.getPath(), child.getData(), child.getStat().getVersion());
@@ -216,10 +217,53 @@ public final class SimulatedInstance implements AutoCloseable {
         revoke(pid);
     }
 
+    /** PROTOCOL.md: SUSPENDED revokes everything at once; RECONNECTED (same session) takes ADDED nodes up again. */
     private void onState(ConnectionState state) {
-        if (state == ConnectionState.LOST && !dead) {
-            dead = true;
-            held.forEach(this::revoke);
+        events.add(new Event("-", "STATE:" + state + (dead ? "(dead)" : ""), System.nanoTime()));
+        if (dead) {
+            return;
+        }
+        switch (state) {
+            case SUSPENDED -> {
+                suspended = true;
+                Set.copyOf(held).forEach(this::revoke);
+            }
+            case RECONNECTED -> {
+                long now = sessionOf(client);
+                if (now != sessionId) {
+                    dead = true; // a new session is a new instance; this one is over
+                    return;
+                }
+                suspended = false;
+                if (pids != null) {
+                    pids.stream().forEach(child -> {
+                        try {
+                            PidNode node = PidNode.decode(child.getData());
+                            if (node.ownerSessionId() == sessionId
+                                    && (node.state() == PidState.ADDED || node.state() == PidState.UPDATED)
+                                    && held.add(node.pidId())) {
+                                platform.login(node.pidId(), id.value());
+                                events.add(new Event(node.pidId(), "ASSIGNED", System.nanoTime()));
+                            }
+                        } catch (RuntimeException e) {
+                            // the pids node itself, or junk
+                        }
+                    });
+                }
+            }
+            case LOST -> {
+                dead = true;
+                Set.copyOf(held).forEach(this::revoke);
+            }
+            default -> {}
+        }
+    }
+
+    private static long sessionOf(CuratorFramework client) {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return -1;
         }
     }
 
@@ -278,7 +322,17 @@ public final class SimulatedInstance implements AutoCloseable {
         dead = true;
         platform.forget(id.value());
         held.clear();
+        shutdown();
+    }
+
+    private void shutdown() {
         thread.shutdownNow();
+        if (pids != null) {
+            pids.close();
+        }
+        if (self != null) {
+            self.close();
+        }
         client.close();
     }
 
@@ -286,8 +340,7 @@ public final class SimulatedInstance implements AutoCloseable {
     @Override
     public void close() {
         if (dead) {
-            thread.shutdownNow();
-            client.close();
+            shutdown();
             return;
         }
         try {
@@ -318,7 +371,6 @@ public final class SimulatedInstance implements AutoCloseable {
         } catch (Exception e) {
             log.warn("sim {}: unclean close: {}", id, e.toString());
         }
-        thread.shutdownNow();
-        client.close();
+        shutdown();
     }
 }

@@ -1,0 +1,82 @@
+package io.pidpool.server.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.server.testing.SimulatedInstance;
+import io.pidpool.server.testing.TestCluster;
+import io.pidpool.server.testing.ZkTestSupport;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class InstanceLossIT {
+    static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
+
+    TestCluster cluster;
+
+    @BeforeEach
+    void setUp() {
+        cluster = new TestCluster();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        cluster.close();
+    }
+
+    @Test
+    void aVanishedInstancesPidsGoElsewhereOnlyAfterTheGracePeriod() throws Exception {
+        List<String> pids = cluster.addPids(A, 3, "a", 60);
+        PidPoolNode node = cluster.startNode("s1");
+        SimulatedInstance victim = cluster.startInstance(A);
+        SimulatedInstance one = cluster.startInstance(A);
+        SimulatedInstance two = cluster.startInstance(A);
+        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+        Duration grace = node.grace();
+        assertThat(grace).isEqualTo(Duration.ofMillis(1_200));
+        Set<String> orphaned = victim.held();
+        assertThat(orphaned).hasSize(20);
+
+        long vanishedAt = System.nanoTime();
+        ZkTestSupport.expireOnServer(victim.curator(), cluster.zk.connectString()); // ephemeral node gone now
+        cluster.remove(victim);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+        for (SimulatedInstance survivor : List.of(one, two)) {
+            for (SimulatedInstance.Event event : survivor.events()) {
+                if (event.kind().equals("ASSIGNED") && orphaned.contains(event.pid())) {
+                    assertThat(Duration.ofNanos(event.nanos() - vanishedAt))
+                            .as("%s taken up by %s", event.pid(), survivor.id())
+                            .isGreaterThanOrEqualTo(grace);
+                }
+            }
+        }
+        assertThat(one.held().size() + two.held().size()).isEqualTo(60);
+        victim.events().stream()
+                .filter(e -> e.nanos() > vanishedAt - 1_000_000_000L)
+                .forEach(e -> System.out.println(
+                        "victim " + e.kind() + " " + e.pid() + " +" + (e.nanos() - vanishedAt) / 1_000_000 + "ms"));
+        cluster.assertNoDoubleLogin();
+        victim.crash();
+    }
+
+    @Test
+    void aGracefullyClosedInstanceHandsItsPidsOnWithoutWaiting() {
+        List<String> pids = cluster.addPids(A, 2, "a", 40);
+        cluster.startNode("s1", b -> b.settings(TestCluster.settings().withGrace(Duration.ofMinutes(5))));
+        SimulatedInstance leaving = cluster.startInstance(A);
+        SimulatedInstance staying = cluster.startInstance(A);
+        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+
+        leaving.close(); // revokes, answers DELETED in each node, deletes its ephemeral node
+        cluster.remove(leaving);
+        // a five-minute grace would stop this; DELETED answers need none
+        await().atMost(Duration.ofSeconds(15)).until(() -> staying.held().size() == 40);
+        cluster.assertNoDoubleLogin();
+    }
+}
