@@ -307,6 +307,9 @@ final class PidTracker {
             logIgnored(e, v, "it is for session 0x%x, this client is 0x%x", n.ownerSessionId(), sessionId);
             return List.of();
         }
+        if (n.state().isInstruction() && n.hasError()) {
+            return List.of(); // a failure report (ours), waiting for the leader to withdraw the PID
+        }
         if (n.state().isInstruction() && n.epoch().isOlderThan(highestEpoch)) {
             logIgnored(e, v, "its epoch %d is older than %d", n.epoch().value(), highestEpoch.value());
             return List.of();
@@ -316,9 +319,6 @@ final class PidTracker {
         }
         return switch (n.state()) {
             case ADDING, UPDATING -> {
-                if (n.hasError()) {
-                    yield List.of(); // our failure report, waiting for the leader
-                }
                 if (e.held == null) {
                     yield assign(e, v);
                 }
