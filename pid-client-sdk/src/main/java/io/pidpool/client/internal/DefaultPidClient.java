@@ -330,7 +330,11 @@ public final class DefaultPidClient implements PidClient {
             retire(s, String.format("the ZooKeeper client is on another session (0x%x)", sessionId));
             register();
         } else {
-            watchdog.execute(guarded(() -> heartbeat(ticker.read(), true)));
+            try {
+                watchdog.execute(guarded(() -> heartbeat(ticker.read(), true))); // prove the lease again now
+            } catch (RejectedExecutionException closing) {
+                log.debug("Client closing; no heartbeat");
+            }
         }
     }
 
