@@ -23,12 +23,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Exclusive hold under faults: a partition (black-holed proxy), session expiry, a deleted instance
  * node and a process pause, against real ZooKeeper.
  */
 class PidClientConnectionIT {
+    private static final Logger log = LoggerFactory.getLogger(PidClientConnectionIT.class);
     private static TestingServer zookeeper;
 
     private SdkHarness harness;
@@ -74,13 +77,16 @@ class PidClientConnectionIT {
         long cut = System.nanoTime();
         await().atMost(t).until(() -> listener.held().isEmpty()); // onRevoked returned for both
         Duration revokedAfter = Duration.ofNanos(System.nanoTime() - cut);
+        log.info("partition: both PIDs revoked {} ms after the cut (T = {} ms)", revokedAfter.toMillis(), t.toMillis());
         assertThat(client.heldPids()).isEmpty();
         assertThat(client.state()).isEqualTo(PidClient.State.SUSPENDED);
         // the server cannot expire the session before T after the last contact: we were faster
         assertThat(revokedAfter).isLessThan(t);
 
         proxy.restore();
+        long healed = System.nanoTime();
         await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2")));
+        log.info("partition: PIDs held again {} ms after it healed", (System.nanoTime() - healed) / 1_000_000);
 
         Registration after = client.registration().orElseThrow();
         assertThat(after.instanceId()).isEqualTo(before.instanceId());
@@ -103,9 +109,13 @@ class PidClientConnectionIT {
         harness.addAndAwait(oldA, "p1");
 
         proxy.blackHole();
+        long cut = System.nanoTime();
         // the server expires A's session; a leader may then move the PID (here: at once, no grace)
         await().atMost(WAIT).until(() -> !leader.exists(oldA.path()));
         assertThat(listener.held()).isEmpty(); // A logged out long before
+        log.info(
+                "expiry: the server dropped A's instance node {} ms after the cut",
+                (System.nanoTime() - cut) / 1_000_000);
         harness.addAndAwait(instanceB, "p1");
         assertThat(platform.holder("p1")).isEqualTo("B");
 

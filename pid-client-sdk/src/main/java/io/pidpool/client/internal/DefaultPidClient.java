@@ -326,7 +326,7 @@ public final class DefaultPidClient implements PidClient {
         long sessionId = zkSessionId();
         if (s == null) {
             register();
-        } else if (s.sessionId != sessionId) {
+        } else if (sessionId != 0 && s.sessionId != sessionId) {
             retire(s, String.format("the ZooKeeper client is on another session (0x%x)", sessionId));
             register();
         } else {
