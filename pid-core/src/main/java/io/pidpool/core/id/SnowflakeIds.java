@@ -5,10 +5,13 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.port.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
 /**
@@ -21,29 +24,38 @@ import java.util.function.LongSupplier;
  * because those bits differ. Two instances with the <em>same</em> pair must never run at the same
  * time; {@link io.pidpool.core.port.WorkerIdRegistry} hands out worker ids exclusively for that.
  *
- * <p><b>Clock step-back: borrow, bounded, then refuse.</b> The generator keeps the timestamp and
- * sequence of the last id it issued. The next id uses {@code max(clock, last timestamp)}; within one
- * millisecond the sequence counts up, and when it is used up (4096 ids in one millisecond) the
- * generator borrows the next millisecond instead of spinning. So when the wall clock steps back (NTP
- * correction, VM migration), ids keep coming from the last timestamp and stay increasing, without
- * waiting and without a sleep. The borrowed lead is bounded: if issuing an id would put its timestamp
- * more than {@code maxLead} (default {@value #DEFAULT_MAX_LEAD_MILLIS} ms) ahead of the clock, the
- * call is refused with a retryable {@link ErrorCode#UNAVAILABLE} {@link PidPoolException} and nothing
- * changes; it succeeds again once the clock has caught up to within {@code maxLead}. A step-back
- * shorter than {@code maxLead} is therefore invisible to callers; a longer one stops the generator
- * until the clock has caught up (refusing beats repeating).
+ * <p><b>Clock step-back and overload: borrow (bounded), then wait (bounded), then refuse.</b> The
+ * generator keeps the timestamp and sequence of the last id it issued. The next id uses {@code
+ * max(clock, last timestamp)}; within one millisecond the sequence counts up, and when it is used up
+ * (4096 ids in one millisecond) the generator borrows the next millisecond. So when the wall clock
+ * steps back (NTP step, VM migration) ids keep coming from the last timestamp and stay increasing,
+ * without waiting. The borrowed lead is bounded by {@code maxLead} (default {@value
+ * #DEFAULT_MAX_LEAD_MILLIS} ms): an id is never more than {@code maxLead} ahead of the clock reading
+ * it was issued at. When the next id would be, the caller waits for the clock, re-reading it, for
+ * at most {@code maxWait} (default {@value #DEFAULT_MAX_WAIT_MILLIS} ms, measured on the injected
+ * {@link Ticker}). Under overload (more than 4096 ids per millisecond for longer than {@code
+ * maxLead}) that wait is under a millisecond, as in the classic generator's spin to the next
+ * millisecond; after a step-back of more than {@code maxLead + maxWait} it runs out and the call is
+ * refused with a retryable {@link ErrorCode#UNAVAILABLE} {@link PidPoolException}, changing nothing,
+ * until the clock has caught up. Refusing beats repeating.
  *
- * <p><b>Across instances with the same worker id.</b> Ids issued by an instance carry timestamps at
- * most {@code maxLead} ahead of its clock. A successor that takes over the same worker id (after the
- * previous holder died and its ZooKeeper slot was freed) is safe when it starts after the
- * predecessor's last id: either pass the predecessor's {@link #lastTimestampMillis()} to {@link
- * Builder#issueAfter(long)} (same process, e.g. after a ZooKeeper reconnect), or rely on the slot's
- * recycle delay (the ZooKeeper session timeout) being longer than {@code maxLead} plus the clock
- * skew between machines.
+ * <p><b>Handing a worker id over.</b> Ids carry timestamps at most {@code maxLead} ahead of their
+ * issuer's clock. A successor with the same worker id is safe when its first id is later than the
+ * predecessor's last:
  *
- * <p><b>Concurrency.</b> Thread-safe and lock-free: the last {@code (timestamp, sequence)} pair is
- * one {@link AtomicLong} advanced by compare-and-set, so concurrent callers never share an id. The
- * clock is read once per attempt, outside any lock.
+ * <ul>
+ *   <li>same process (after a ZooKeeper reconnect): pass the old generator's {@link
+ *       #lastTimestampMillis()} to {@link Builder#issueAfter(long)};
+ *   <li>graceful release: stop issuing, wait {@link #releaseDelayMillis()}, then release the slot;
+ *   <li>crash or lost session: the slot is recycled only when the session expires ({@code T} after the
+ *       last heartbeat), while the loser stopped issuing at its SUSPENDED notice (about {@code 2T/3}),
+ *       so {@code maxLead} plus the clock skew between machines must stay below {@code T/3}: with
+ *       {@code T = 5 s}, 500 ms leaves over a second for skew.
+ * </ul>
+ *
+ * <p><b>Concurrency.</b> Thread-safe and lock-free: the last {@code (timestamp, sequence)} pair is one
+ * {@link AtomicLong} advanced by compare-and-set, so concurrent callers never share an id. A caller
+ * that has to wait spins (under a millisecond to go) or parks for a millisecond at a time.
  */
 public final class SnowflakeIds {
     public static final int TIMESTAMP_BITS = 41;
@@ -60,28 +72,34 @@ public final class SnowflakeIds {
     /** The default custom epoch: 2025-01-01T00:00:00Z; ids run out in 2094. */
     public static final Instant DEFAULT_EPOCH = Instant.parse("2025-01-01T00:00:00Z");
 
-    public static final long DEFAULT_MAX_LEAD_MILLIS = 2_000;
+    public static final long DEFAULT_MAX_LEAD_MILLIS = 500;
+    public static final long DEFAULT_MAX_WAIT_MILLIS = 1_000;
 
     private static final int WORKER_SHIFT = SEQUENCE_BITS;
     private static final int DATACENTER_SHIFT = SEQUENCE_BITS + WORKER_BITS;
     private static final int TIMESTAMP_SHIFT = SEQUENCE_BITS + WORKER_BITS + DATACENTER_BITS;
+    private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final LongSupplier clockMillis;
+    private final Ticker ticker;
     private final long epochMillis;
     private final long maxLeadMillis;
+    private final long maxWaitNanos;
     private final int datacenterId;
     private final int workerId;
     private final long nodeBits;
     /**
-     * {@code (timestamp - epoch) << SEQUENCE_BITS | sequence} of the last id issued; {@code -1}
-     * (timestamp -1, sequence full) before the first. Only ever moves up.
+     * {@code (timestamp - epoch) << SEQUENCE_BITS | sequence} of the last id issued; before the
+     * first, the floor with a full sequence ({@code -1} without a floor). Only ever moves up.
      */
     private final AtomicLong last;
 
     private SnowflakeIds(Builder b) {
         this.clockMillis = b.clockMillis;
+        this.ticker = b.ticker;
         this.epochMillis = b.epochMillis;
         this.maxLeadMillis = b.maxLeadMillis;
+        this.maxWaitNanos = b.maxWaitNanos;
         this.datacenterId = b.datacenterId;
         this.workerId = b.workerId;
         this.nodeBits = ((long) b.datacenterId << DATACENTER_SHIFT) | ((long) b.workerId << WORKER_SHIFT);
@@ -100,13 +118,17 @@ public final class SnowflakeIds {
     }
 
     /**
-     * The next id. Thread-safe; never blocks.
+     * The next id. Thread-safe. Returns at once unless ids have run {@code maxLead} ahead of the
+     * clock; then waits up to {@code maxWait} for the clock to catch up.
      *
-     * @throws PidPoolException {@link ErrorCode#UNAVAILABLE} (retryable) when the clock is more than
-     *     {@code maxLead} behind the ids already issued; {@link ErrorCode#ILLEGAL_STATE} when the clock
-     *     reads before the epoch or the 41-bit timestamp space is exhausted
+     * @throws PidPoolException {@link ErrorCode#UNAVAILABLE} (retryable) when the clock stays more
+     *     than {@code maxLead} behind the ids already issued for {@code maxWait}; {@link
+     *     ErrorCode#ILLEGAL_STATE} when the clock reads before the epoch or the 41-bit timestamp space
+     *     is exhausted
      */
     public long nextId() {
+        boolean waiting = false;
+        long waitStart = 0;
         while (true) {
             long previous = last.get();
             long now = clockMillis.getAsLong() - epochMillis;
@@ -127,18 +149,26 @@ public final class SnowflakeIds {
                 timestamp = previousTimestamp;
                 sequence = previousSequence + 1;
             } else {
-                // this millisecond is used up: borrow the next one rather than spin
+                // this millisecond is used up: borrow the next one
                 timestamp = previousTimestamp + 1;
                 sequence = 0;
             }
-            if (timestamp - now > maxLeadMillis) {
-                throw new PidPoolException(
-                        ErrorCode.UNAVAILABLE,
-                        "clock",
-                        String.format(
-                                "clock is %d ms behind the last issued id (more than the allowed lead of %d ms):"
-                                        + " ids refused until the clock catches up",
-                                previousTimestamp - now, maxLeadMillis));
+            long excess = timestamp - now - maxLeadMillis;
+            if (excess > 0) {
+                long t = ticker.read();
+                if (!waiting) {
+                    waiting = true;
+                    waitStart = t;
+                }
+                if (t - waitStart >= maxWaitNanos) {
+                    throw refusal(previousTimestamp - now);
+                }
+                if (excess <= 1) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(PARK_NANOS);
+                }
+                continue;
             }
             if (timestamp > MAX_TIMESTAMP) {
                 throw PidPoolException.illegalState(
@@ -149,6 +179,16 @@ public final class SnowflakeIds {
                 return (timestamp << TIMESTAMP_SHIFT) | nodeBits | sequence;
             }
         }
+    }
+
+    private PidPoolException refusal(long behindMillis) {
+        return new PidPoolException(
+                ErrorCode.UNAVAILABLE,
+                "clock",
+                String.format(
+                        "clock is %d ms behind the last issued id (allowed lead %d ms, waited %d ms):"
+                                + " ids refused until the clock catches up",
+                        behindMillis, maxLeadMillis, TimeUnit.NANOSECONDS.toMillis(maxWaitNanos)));
     }
 
     /** Reads an id back into its parts, using this generator's epoch. */
@@ -169,10 +209,20 @@ public final class SnowflakeIds {
 
     /**
      * Epoch milliseconds of the last id issued (possibly ahead of the clock by up to {@code maxLead}),
-     * or {@code epoch - 1} before the first; pass it to a successor's {@link Builder#issueAfter(long)}.
+     * or the floor before the first; pass it to a successor's {@link Builder#issueAfter(long)}.
      */
     public long lastTimestampMillis() {
         return (last.get() >> SEQUENCE_BITS) + epochMillis;
+    }
+
+    /**
+     * How long to wait, after the last id, before this generator's worker id may be given to another
+     * process: until the clock is past {@link #lastTimestampMillis()}, so that a successor on a
+     * synchronised clock starts strictly later. 0 when already past; at most {@code maxLead + 1}
+     * right after an id.
+     */
+    public long releaseDelayMillis() {
+        return Math.max(0, lastTimestampMillis() - clockMillis.getAsLong() + 1);
     }
 
     public int workerId() {
@@ -199,8 +249,10 @@ public final class SnowflakeIds {
     /** Builds a {@link SnowflakeIds}. Not thread-safe; use it on one thread and then drop it. */
     public static final class Builder {
         private LongSupplier clockMillis = Clock.systemUTC()::millis;
+        private Ticker ticker = Ticker.system();
         private long epochMillis = DEFAULT_EPOCH.toEpochMilli();
         private long maxLeadMillis = DEFAULT_MAX_LEAD_MILLIS;
+        private long maxWaitNanos = TimeUnit.MILLISECONDS.toNanos(DEFAULT_MAX_WAIT_MILLIS);
         private int datacenterId;
         private int workerId = -1;
         private long issueAfterMillis = -1;
@@ -244,6 +296,12 @@ public final class SnowflakeIds {
             return this;
         }
 
+        /** Measures {@code maxWait}; default {@link Ticker#system()}. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
         /** The custom epoch; default {@link #DEFAULT_EPOCH}. All generators of a cluster must agree. */
         public Builder epoch(Instant epoch) {
             requireNonNull(epoch, "epoch");
@@ -252,15 +310,30 @@ public final class SnowflakeIds {
             return this;
         }
 
-        /** How far ids may run ahead of the clock before the generator refuses; 0..1 hour, default 2 s. */
+        /** How far ids may run ahead of the clock; 0..1 minute, default 500 ms. */
         public Builder maxLead(Duration maxLead) {
             requireNonNull(maxLead, "maxLead");
             requireArgument(
-                    !maxLead.isNegative() && maxLead.compareTo(Duration.ofHours(1)) <= 0,
+                    !maxLead.isNegative() && maxLead.compareTo(Duration.ofMinutes(1)) <= 0,
                     "maxLead",
-                    "maxLead must be within 0..1h, was %s",
+                    "maxLead must be within 0..1m, was %s",
                     maxLead);
             this.maxLeadMillis = maxLead.toMillis();
+            return this;
+        }
+
+        /**
+         * How long a call may wait for the clock once ids are {@code maxLead} ahead; 0..10 s, default
+         * 1 s. Zero refuses at once. Under overload a caller may have to wait for other threads to take the fresh milliseconds first, so keep it well above a scheduling hiccup.
+         */
+        public Builder maxWait(Duration maxWait) {
+            requireNonNull(maxWait, "maxWait");
+            requireArgument(
+                    !maxWait.isNegative() && maxWait.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "maxWait",
+                    "maxWait must be within 0..10s, was %s",
+                    maxWait);
+            this.maxWaitNanos = maxWait.toNanos();
             return this;
         }
 

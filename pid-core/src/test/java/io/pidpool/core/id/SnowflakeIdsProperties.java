@@ -55,6 +55,7 @@ class SnowflakeIdsProperties {
                 .clockMillis(() -> clock[0])
                 .workerId(workerId)
                 .maxLead(Duration.ofMillis(maxLeadMillis))
+                .maxWait(Duration.ZERO)
                 .build();
         long previous = -1;
         for (Step step : script) {
@@ -103,6 +104,7 @@ class SnowflakeIdsProperties {
                         .datacenterId(datacenterId)
                         .workerId(w)
                         .maxLead(Duration.ofMillis(5))
+                        .maxWait(Duration.ZERO)
                         .build())
                 .toList();
         Set<Long> seen = new HashSet<>();

@@ -24,8 +24,9 @@ class SnowflakeIdsTest {
 
     private final long[] now = {EPOCH + 1_000_000};
 
+    /** A generator on the scripted clock that refuses at once instead of waiting for it. */
     private SnowflakeIds.Builder scripted() {
-        return SnowflakeIds.builder().clockMillis(() -> now[0]);
+        return SnowflakeIds.builder().clockMillis(() -> now[0]).maxWait(Duration.ZERO);
     }
 
     @Test
@@ -115,6 +116,91 @@ class SnowflakeIdsTest {
     }
 
     @Test
+    void underOverloadACallWaitsForTheNextMillisecondInsteadOfRefusing() {
+        // each look at the ticker lets the clock move on by a millisecond
+        long[] nanos = {0};
+        SnowflakeIds ids = SnowflakeIds.builder()
+                .clockMillis(() -> now[0])
+                .ticker(() -> {
+                    now[0] += 1;
+                    return nanos[0] += 1_000_000;
+                })
+                .maxLead(Duration.ZERO)
+                .maxWait(Duration.ofMillis(100))
+                .workerId(1)
+                .build();
+        long start = now[0];
+        long previous = -1;
+
+        for (int i = 0; i < 3 * 4096; i++) {
+            long id = ids.nextId();
+            assertThat(id).isGreaterThan(previous);
+            assertThat(ids.decode(id).timestampMillis()).isLessThanOrEqualTo(now[0]);
+            previous = id;
+        }
+
+        // three full milliseconds, two waits of one millisecond each
+        assertThat(ids.decode(previous).timestampMillis()).isEqualTo(start + 2);
+        assertThat(now[0]).isEqualTo(start + 2);
+    }
+
+    @Test
+    void aStepBackShorterThanLeadPlusWaitIsRiddenOut() {
+        long[] nanos = {0};
+        SnowflakeIds ids = SnowflakeIds.builder()
+                .clockMillis(() -> now[0])
+                .ticker(() -> {
+                    now[0] += 50;
+                    return nanos[0] += 50_000_000;
+                })
+                .maxLead(Duration.ofMillis(20))
+                .maxWait(Duration.ofSeconds(1))
+                .workerId(1)
+                .build();
+        long before = ids.nextId();
+        long lastTimestamp = now[0];
+        now[0] -= 120;
+
+        long after = ids.nextId();
+
+        assertThat(after).isGreaterThan(before);
+        assertThat(now[0]).isGreaterThanOrEqualTo(lastTimestamp - 20);
+        assertThat(ids.decode(after).timestampMillis()).isEqualTo(lastTimestamp);
+    }
+
+    @Test
+    void aStepBackLongerThanLeadPlusWaitIsRefusedAfterTheWait() {
+        long[] nanos = {0};
+        SnowflakeIds ids = SnowflakeIds.builder()
+                .clockMillis(() -> now[0])
+                .ticker(() -> nanos[0] += 200_000_000)
+                .maxLead(Duration.ofMillis(20))
+                .maxWait(Duration.ofMillis(100))
+                .workerId(1)
+                .build();
+        ids.nextId();
+        now[0] -= 10_000;
+
+        assertThatThrownBy(ids::nextId)
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("clock is 10000 ms behind the last issued id (allowed lead 20 ms, waited 100 ms)")
+                .satisfies(e -> assertThat(((PidPoolException) e).code()).isEqualTo(ErrorCode.UNAVAILABLE));
+    }
+
+    @Test
+    void theReleaseDelayCoversTheBorrowedLead() {
+        SnowflakeIds ids = scripted().workerId(1).build();
+        assertThat(ids.releaseDelayMillis()).isZero();
+        for (int i = 0; i < 3 * 4096; i++) {
+            ids.nextId(); // two milliseconds borrowed
+        }
+
+        assertThat(ids.releaseDelayMillis()).isEqualTo(3);
+        now[0] += 3;
+        assertThat(ids.releaseDelayMillis()).isZero();
+    }
+
+    @Test
     void zeroLeadNeverIssuesAheadOfTheClock() {
         SnowflakeIds ids = scripted().workerId(1).maxLead(Duration.ZERO).build();
         for (int i = 0; i <= SnowflakeIds.MAX_SEQUENCE; i++) {
@@ -189,6 +275,8 @@ class SnowflakeIdsTest {
                 new Case(() -> SnowflakeIds.builder().build(), "workerId"),
                 new Case(() -> SnowflakeIds.builder().maxLead(Duration.ofMillis(-1)), "maxLead"),
                 new Case(() -> SnowflakeIds.builder().maxLead(Duration.ofHours(2)), "maxLead"),
+                new Case(() -> SnowflakeIds.builder().maxWait(Duration.ofSeconds(11)), "maxWait"),
+                new Case(() -> SnowflakeIds.builder().ticker(null), "ticker"),
                 new Case(() -> SnowflakeIds.builder().clock(null), "clock"),
                 new Case(() -> SnowflakeIds.builder().issueAfter(-2), "issueAfter"),
                 new Case(() -> SnowflakeIds.decode(-5, 0), "id"));
