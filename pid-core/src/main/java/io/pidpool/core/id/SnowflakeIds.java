@@ -34,7 +34,7 @@ import java.util.function.LongSupplier;
  * it was issued at. When the next id would be, the caller waits for the clock, re-reading it, for
  * at most {@code maxWait} (default {@value #DEFAULT_MAX_WAIT_MILLIS} ms, measured on the injected
  * {@link Ticker}). Under overload (more than 4096 ids per millisecond for longer than {@code
- * maxLead}) that wait is under a millisecond, as in the classic generator's spin to the next
+ * maxLead}) that wait is about a millisecond, like the classic generator's spin to the next
  * millisecond; after a step-back of more than {@code maxLead + maxWait} it runs out and the call is
  * refused with a retryable {@link ErrorCode#UNAVAILABLE} {@link PidPoolException}, changing nothing,
  * until the clock has caught up. Refusing beats repeating.
@@ -324,7 +324,8 @@ public final class SnowflakeIds {
 
         /**
          * How long a call may wait for the clock once ids are {@code maxLead} ahead; 0..10 s, default
-         * 1 s. Zero refuses at once. Under overload a caller may have to wait for other threads to take the fresh milliseconds first, so keep it well above a scheduling hiccup.
+         * 1 s; zero refuses at once. Under overload a caller may have to let other threads take the
+         * fresh milliseconds first, so keep it well above a scheduling hiccup.
          */
         public Builder maxWait(Duration maxWait) {
             requireNonNull(maxWait, "maxWait");
