@@ -227,6 +227,8 @@ final class Reconciler {
                         if (node.hasError()) {
                             remove(entry, "ADDING failed: " + node.error());
                             failed(entry.pidId(), entry.holder(), node.error());
+                        } else if (node.epoch().isOlderThan(epoch)) {
+                            restamp(entry, node, Intent.Kind.ADD);
                         } else if (unanswered(key, liveInstructions)) {
                             revoke(entry, node, "no answer to ADDING within " + settings.ackTimeout());
                             failed(entry.pidId(), entry.holder(), "no answer within " + settings.ackTimeout());
@@ -254,7 +256,9 @@ final class Reconciler {
                         }
                     }
                     case DELETING -> {
-                        if (unanswered(key, liveInstructions)) {
+                        if (node.epoch().isOlderThan(epoch)) {
+                            restamp(entry, node, Intent.Kind.REVOKE);
+                        } else if (unanswered(key, liveInstructions)) {
                             alertOnce(
                                     "stuck:" + key,
                                     "ALERT " + entry.holder() + " has not answered DELETING of " + entry.pidId()
@@ -372,6 +376,30 @@ final class Reconciler {
                             entry.entry().stat().version())),
                     Map.of(),
                     why);
+        }
+
+        /**
+         * An unanswered instruction of an earlier leader: the SDK ignores instructions older than the
+         * newest epoch it has seen, so send it again stamped with this epoch.
+         */
+        void restamp(ZkView.PidEntry entry, PidNode node, Intent.Kind kind) {
+            PidNode again = new PidNode(
+                    node.pidId(),
+                    node.state().assertCanFollow(node.state()),
+                    epoch,
+                    node.ownerSessionId(),
+                    node.account(),
+                    "");
+            write(
+                    kind,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.SetData(
+                            entry.entry().path(),
+                            again.encode(),
+                            entry.entry().stat().version())),
+                    Map.of(),
+                    "re-stamp " + node.state() + " of epoch " + node.epoch().value());
         }
 
         void update(ZkView.PidEntry entry, PidNode node, AccountPayload payload, String why) {
