@@ -7,9 +7,12 @@ import static io.pidpool.core.error.Preconditions.requireState;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidState;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.TreeWatcher;
@@ -17,6 +20,8 @@ import io.pidpool.server.zk.ZkScanner;
 import io.pidpool.server.zk.ZkSupport;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -30,6 +35,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
@@ -261,6 +267,54 @@ public final class PidPoolNode implements AutoCloseable {
     /** The grace period of the current term, or null when not leading. */
     public Duration grace() {
         return call(() -> term == null ? null : term.grace());
+    }
+
+    /** Leader, epoch and members of the cluster as this node sees them. */
+    public ReadModel.Cluster cluster() {
+        String leaderId = "";
+        List<String> members = new ArrayList<>();
+        try {
+            LeaderLatch current = call(() -> latch);
+            if (current != null) {
+                Participant leader = current.getLeader();
+                leaderId = leader.isLeader() ? leader.getId() : "";
+                for (Participant p : current.getParticipants()) {
+                    members.add(p.getId());
+                }
+            }
+        } catch (PidPoolException e) {
+            throw e;
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not read the election", e);
+        }
+        Epoch epoch = EpochFence.read(client, layout.epoch());
+        return new ReadModel.Cluster(
+                nodeId,
+                leading,
+                leaderId,
+                epoch,
+                List.copyOf(members),
+                client.getZookeeperClient().isConnected());
+    }
+
+    /** Every module: configuration, PID counts, instances and what they hold. */
+    public List<ReadModel.Module> modules() {
+        LeaderStore.Snapshot db = ctx.store().load();
+        return call(() -> ReadModel.modules(db, view));
+    }
+
+    /** One module, or NOT_FOUND. */
+    public ReadModel.Module module(ModuleKey key) {
+        return modules().stream()
+                .filter(m -> m.key().equals(key))
+                .findFirst()
+                .orElseThrow(() -> PidPoolException.notFound("module", "no module %s", key));
+    }
+
+    /** Accounts with their module, instance and node state; {@code module}/{@code state} null = any. */
+    public List<ReadModel.Pid> pids(ModuleKey module, PidState state) {
+        LeaderStore.Snapshot db = ctx.store().load();
+        return call(() -> ReadModel.pids(db.pids(), view, module, state));
     }
 
     /** This node's ZooKeeper client (for tests and the runtime's health checks). */

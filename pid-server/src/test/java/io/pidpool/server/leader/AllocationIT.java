@@ -64,6 +64,26 @@ class AllocationIT {
                         && cluster.store.assignments().values().stream()
                                 .allMatch(r -> r.state() == io.pidpool.core.model.PidState.ADDED));
 
+        // the read side the HTTP layer uses
+        ReadModel.Cluster info = node.cluster();
+        assertThat(info.isLeader()).isTrue();
+        assertThat(info.leaderId()).isEqualTo("s1");
+        assertThat(info.members()).containsExactly("s1");
+        assertThat(info.epoch()).isEqualTo(node.epoch());
+        assertThat(node.modules())
+                .extracting(ReadModel.Module::key, ReadModel.Module::pids, ReadModel.Module::held)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(A, 400, 400),
+                        org.assertj.core.groups.Tuple.tuple(C, 250, 250),
+                        org.assertj.core.groups.Tuple.tuple(B, 350, 350));
+        assertThat(node.module(A).instances())
+                .hasSize(4)
+                .allSatisfy(i -> assertThat(i.held()).isEqualTo(100))
+                .allSatisfy(i -> assertThat(i.live()).isTrue());
+        assertThat(node.pids(B, io.pidpool.core.model.PidState.ADDED)).hasSize(350);
+        assertThat(node.pids(null, null)).hasSize(1000).allSatisfy(p -> assertThat(p.instance())
+                .isNotNull());
+
         // join of two instances in A: 400 over 6 -> four keep 67, two get 66: 132 moves, nothing else
         Map<SimulatedInstance, Set<String>> heldBefore = new HashMap<>();
         cluster.instances.forEach(s -> heldBefore.put(s, s.held()));
