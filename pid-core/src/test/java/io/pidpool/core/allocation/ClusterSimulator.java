@@ -195,20 +195,34 @@ final class ClusterSimulator {
     }
 
     /**
-     * Acks, lets every delay pass and plans until a plan has nothing to do. Fails if that takes more
-     * than {@code maxRounds} plans.
+     * Acks, lets every delay pass and plans until the cluster is at rest: a plan with nothing to do,
+     * no pending instruction, no PID awaiting a release, no brake, no throttle, and no vacancy
+     * keeping PIDs back in a module that has live instances. Fails after {@code maxRounds} plans.
      */
     void quiesce(Duration longestDelay, int maxRounds) {
         for (int round = 0; round < maxRounds; round++) {
             ackAll();
             advance(longestDelay.plusNanos(1));
             Plan plan = step();
-            if (plan.isEmpty() && !hasPendingInstructions()) {
+            if (plan.isEmpty() && !hasPendingInstructions() && atRest(plan)) {
                 return;
             }
         }
-        throw new AssertionError(
-                "the cluster did not quiesce within " + maxRounds + " plans; last plan: " + lastPlan.steps());
+        throw new AssertionError("the cluster did not quiesce within " + maxRounds + " plans; last plan: "
+                + lastPlan.steps() + " " + lastPlan.signals());
+    }
+
+    private boolean atRest(Plan plan) {
+        for (PlanSignal signal : plan.signals()) {
+            if (signal instanceof PlanSignal.VacancyReserved reserved) {
+                if (reserved.reservedPids() > 0 && !liveIn(reserved.module()).isEmpty()) {
+                    return false;
+                }
+            } else if (!(signal instanceof PlanSignal.Unassignable)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     void apply(Plan plan) {
