@@ -168,7 +168,7 @@ final class ModulePlanner {
         attachUnknownDepartures(departed, slots);
         boolean braked = applyBrake(recent, departed, live.size());
         shrink(slots, braked);
-        bindJoiners(live, liveByRef, slots);
+        bindJoiners(live, liveByRef, departedByRef, slots);
 
         // the units of the balance
         var slotByHolder = new HashMap<InstanceRef, WorkSlot>();
@@ -214,7 +214,7 @@ final class ModulePlanner {
             signals.add(new PlanSignal.VacancyReserved(
                     key, vacancy.slot.index, vacancy.reservation.size(), vacancy.slot.vacantSince + delayNanos));
         }
-        nextState = nextState(slots, departedByRef, recent);
+        nextState = nextState(slots, recent);
         return moves;
     }
 
@@ -309,15 +309,24 @@ final class ModulePlanner {
     }
 
     /**
-     * Every other live instance without a slot takes the longest-vacant slot (and its reserved
-     * share), or an extra slot when none is vacant (a scale-out).
+     * Every other live instance without a slot takes a vacant one, or an extra slot when none is
+     * vacant (a scale-out). It takes the vacancy keeping the most PIDs back (so they are used
+     * again at once), then one a departed instance held (its replacement, typically: a restarted
+     * container comes back under a new name), then the most recently vacated.
      */
-    private void bindJoiners(List<LiveInstance> live, Map<InstanceRef, LiveInstance> liveByRef, List<WorkSlot> slots) {
+    private void bindJoiners(
+            List<LiveInstance> live,
+            Map<InstanceRef, LiveInstance> liveByRef,
+            Map<InstanceRef, DepartedInstance> departedByRef,
+            List<WorkSlot> slots) {
         var bound = holders(slots);
         index(slots);
         List<WorkSlot> vacant =
                 new ArrayList<>(slots.stream().filter(s -> s.holder == null).toList());
-        vacant.sort(Comparator.<WorkSlot>comparingLong(s -> s.vacantSince - now).thenComparingInt(s -> s.index));
+        vacant.sort(Comparator.<WorkSlot>comparingInt(s -> -claimEstimate(s, departedByRef))
+                .thenComparing(s -> s.lastHolder == null)
+                .thenComparingLong(s -> now - s.vacantSince)
+                .thenComparingInt(s -> s.index));
         int next = 0;
         for (LiveInstance instance : live) {
             if (!bound.contains(instance.ref())) {
@@ -334,6 +343,20 @@ final class ModulePlanner {
             }
         }
         index(slots);
+    }
+
+    /** Roughly how many PIDs a vacant slot would hand its taker: its reservation plus its departed holder's. */
+    private static int claimEstimate(WorkSlot slot, Map<InstanceRef, DepartedInstance> departedByRef) {
+        DepartedInstance gone = slot.lastHolder == null ? null : departedByRef.get(slot.lastHolder);
+        int fromDeparted = 0;
+        if (gone != null) {
+            for (PidState state : gone.pids().values()) {
+                if (state != PidState.DELETING && state != PidState.DELETED) {
+                    fromDeparted++;
+                }
+            }
+        }
+        return slot.previouslyReserved.size() + fromDeparted;
     }
 
     private static Set<InstanceRef> holders(List<WorkSlot> slots) {
@@ -575,8 +598,7 @@ final class ModulePlanner {
         }
     }
 
-    private ModuleState nextState(
-            List<WorkSlot> slots, Map<InstanceRef, DepartedInstance> departedByRef, Map<InstanceRef, Long> recent) {
+    private ModuleState nextState(List<WorkSlot> slots, Map<InstanceRef, Long> recent) {
         List<SlotState> next = new ArrayList<>(slots.size());
         for (WorkSlot slot : slots) {
             Set<String> reserved;
@@ -585,9 +607,7 @@ final class ModulePlanner {
             } else {
                 reserved = new LinkedHashSet<>(slot.unit.live != null ? slot.unit.waitingFor : slot.unit.reservation);
             }
-            InstanceRef lastHolder =
-                    slot.lastHolder != null && departedByRef.containsKey(slot.lastHolder) ? slot.lastHolder : null;
-            next.add(new SlotState(slot.holder, lastHolder, slot.vacantSince, slot.weight, reserved));
+            next.add(new SlotState(slot.holder, slot.lastHolder, slot.vacantSince, slot.weight, reserved));
         }
         return new ModuleState(module.config().servers(), next, recent);
     }

@@ -11,8 +11,9 @@ import java.util.Set;
  * One of a module's {@link ModuleConfig#servers()} pre-split slots, as the planner left it.
  *
  * @param holder the instance bound to the slot, or {@code null} when the slot is vacant
- * @param lastHolder the departed instance that vacated the slot, kept while that instance is still
- *     in the snapshot so its PIDs stay attributed to the slot; {@code null} otherwise
+ * @param lastHolder the instance that held the slot before its current holder or vacancy, or
+ *     {@code null} if it was never held; while that instance is in the snapshot as departed, its
+ *     PIDs are attributed to the slot
  * @param vacantSinceNanos when the slot became vacant (meaningful only while vacant)
  * @param weight the weight of the slot's (last) holder, 1 for a slot never held
  * @param reserved PIDs set aside for the slot and not yet written to a holder: a vacant slot's

@@ -171,6 +171,52 @@ class AllocationPlannerProperties {
         }
     }
 
+    @Property(tries = 1000)
+    void instancesStartingOneByOneIntoPreSplitSlotsNeverMoveAndReplacementsInheritTheShare(
+            @ForAll @IntRange(min = 1, max = 8) int servers,
+            @ForAll @IntRange(min = 0, max = 60) int pids,
+            @ForAll @IntRange(min = 1, max = 8) int joiners,
+            @ForAll @IntRange(min = 0, max = 7) int victim,
+            @ForAll boolean graceful) {
+        var sim = new ClusterSimulator(policy(false));
+        ModuleKey module = sim.module("a", servers);
+        sim.addPids(module, pids);
+        sim.step();
+        int starting = Math.min(joiners, servers);
+        List<Integer> received = new ArrayList<>();
+        for (int i = 0; i < starting; i++) {
+            sim.advance(Duration.ofSeconds(1)); // joins, grace and replacement all fit in the rebalance delay
+            InstanceRef joiner = sim.join(module);
+            Plan plan = sim.step();
+            assertThat(plan.adds()).allMatch(add -> add.instance().equals(joiner));
+            received.add(plan.adds().size());
+            sim.ackAll();
+        }
+        assertThat(sim.deletesByReason).as("nothing was ever taken away").isEmpty();
+        List<Integer> preSplit = new ArrayList<>();
+        for (int slot = 0; slot < starting; slot++) {
+            preSplit.add(pids / servers + (slot < pids % servers ? 1 : 0));
+        }
+        assertThat(received).as("each got its slot's pre-split share").isEqualTo(preSplit);
+
+        // one of them goes away; a replacement within the delay gets exactly its PIDs, nothing else moves
+        ClusterSimulator.Instance gone = sim.liveIn(module).get(victim % starting);
+        var share = gone.held();
+        if (graceful) {
+            sim.leave(gone.ref);
+        } else {
+            sim.crash(gone.ref);
+        }
+        sim.step();
+        sim.advance(GRACE);
+        sim.step();
+        InstanceRef replacement = sim.join(module);
+        Plan plan = sim.step();
+        assertThat(plan.deletes()).isEmpty();
+        assertThat(plan.adds()).allMatch(add -> add.instance().equals(replacement));
+        assertThat(plan.adds()).extracting(PlanStep::pid).containsExactlyInAnyOrderElementsOf(share);
+    }
+
     private static PlannerPolicy policy(boolean throttled) {
         return PlannerPolicy.defaults(GRACE)
                 .withRebalanceDelay(DELAY)

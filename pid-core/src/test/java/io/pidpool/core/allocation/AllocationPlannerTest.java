@@ -137,6 +137,48 @@ class AllocationPlannerTest {
     }
 
     @Test
+    void roundingFavoursInstancesThatWouldOtherwiseGiveOverLargerInheritedClaims() {
+        // a, b hold 3 each; r inherits a 4-PID reservation; c holds nothing; 10 PIDs over 4 units:
+        // floor 2, two +1s. Giving them to a and b moves nothing; giving one to r would move one.
+        ModuleKey key = ModuleKey.parse("d#m#s");
+        var a = LiveInstance.of("a", 1, 1, states("p1", "p2", "p3"));
+        var b = LiveInstance.of("b", 2, 2, states("p4", "p5", "p6"));
+        var r = LiveInstance.of("r", 3, 3, Map.of());
+        var c = LiveInstance.of("c", 4, 4, Map.of());
+        var state = new PlannerState(Map.of(
+                key,
+                new ModuleState(
+                        4,
+                        List.of(
+                                new SlotState(a.ref(), null, 0, 1, Set.of()),
+                                new SlotState(b.ref(), null, 0, 1, Set.of()),
+                                new SlotState(r.ref(), null, 0, 1, Set.of("p7", "p8", "p9", "p10")),
+                                new SlotState(c.ref(), null, 0, 1, Set.of())),
+                        Map.of())));
+        var desired = new LinkedHashSet<String>();
+        for (int i = 1; i <= 10; i++) {
+            desired.add("p" + i);
+        }
+        var snapshot = ClusterSnapshot.of(
+                new ModuleSnapshot(ModuleConfig.of(key, 4), desired, List.of(a, b, r, c), List.of()));
+
+        Plan plan = new AllocationPlanner(POLICY).plan(snapshot, state, 1);
+
+        assertThat(Theory.minimumMoves(List.of(3, 3, 0, 0), 10)).isZero();
+        assertThat(plan.deletes()).isEmpty();
+        assertThat(pidsAddedTo(plan, r.ref())).hasSize(2).isSubsetOf("p7", "p8", "p9", "p10");
+        assertThat(pidsAddedTo(plan, c.ref())).hasSize(2);
+    }
+
+    private static Map<String, PidState> states(String... pids) {
+        var states = new java.util.LinkedHashMap<String, PidState>();
+        for (String pid : pids) {
+            states.put(pid, PidState.ADDED);
+        }
+        return states;
+    }
+
+    @Test
     void weightsSplitByLargestRemainder() {
         ModuleKey module = sim.module("w", 3);
         sim.addPids(module, 13);
