@@ -46,7 +46,7 @@ import java.util.List;
  * </ul>
  *
  * <p>Losing the state is safe (see {@link PlannerState}). Bad input (a PID desired by two modules,
- * a departure in the future, duplicate instances) is rejected with a
+ * a departure in the future; duplicate instances already when the snapshot is built) is rejected with a
  * {@link io.pidpool.core.error.PidPoolException} before anything is decided.
  *
  * <p>Concurrency: pure and stateless. No I/O, no clock reads, no threads; the instance holds only
@@ -87,15 +87,17 @@ public final class AllocationPlanner {
                         nowNanos);
             }
         }
-        HoldIndex holds = HoldIndex.build(snapshot, nowNanos, policy.grace().toNanos());
+        PidIndex index = PidIndex.build(snapshot, nowNanos, policy.grace().toNanos());
         List<PlanStep> deletes = new ArrayList<>();
         List<PlanStep> releases = new ArrayList<>();
         List<PlanStep> adds = new ArrayList<>();
         List<PlanSignal> signals = new ArrayList<>();
         var next = new HashMap<ModuleKey, ModuleState>();
         int budget = policy.maxMovesPerPlan();
-        for (ModuleSnapshot module : snapshot.modules()) {
-            var planner = new ModulePlanner(module, state.module(module.key()), holds, policy, nowNanos);
+        List<ModuleSnapshot> modules = snapshot.modules();
+        for (int m = 0; m < modules.size(); m++) {
+            ModuleSnapshot module = modules.get(m);
+            var planner = new ModulePlanner(module, m, state.module(module.key()), index, policy, nowNanos);
             budget -= planner.plan(budget);
             deletes.addAll(planner.deletes);
             releases.addAll(planner.releases);

@@ -3,7 +3,6 @@ package io.pidpool.core.allocation;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 
 import io.pidpool.core.model.ModuleKey;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -13,8 +12,9 @@ import java.util.TreeMap;
  * across modules (a PID migrating from module A to B is added in B only once A's holder let go),
  * so modules are planned together.
  *
- * <p>Rejects, with {@link io.pidpool.core.error.ErrorCode#INVALID_ARGUMENT}, a module listed twice
- * and a PID desired by two modules (the database keeps one module per PID).
+ * <p>Rejects a module listed twice with {@link io.pidpool.core.error.ErrorCode#INVALID_ARGUMENT}.
+ * A PID desired by two modules (the database keeps one module per PID) is rejected by
+ * {@link AllocationPlanner#plan}, which hashes every PID anyway.
  */
 public record ClusterSnapshot(List<ModuleSnapshot> modules) {
     public ClusterSnapshot {
@@ -25,22 +25,6 @@ public record ClusterSnapshot(List<ModuleSnapshot> modules) {
                     byKey.put(module.key(), module) == null, "modules", "module %s is listed twice", module.key());
         }
         modules = List.copyOf(byKey.values());
-        if (modules.size() > 1) {
-            int total = modules.stream().mapToInt(m -> m.desiredPids().size()).sum();
-            var owner = new HashMap<String, ModuleKey>(total * 4 / 3 + 1);
-            for (ModuleSnapshot module : modules) {
-                for (String pid : module.desiredPids()) {
-                    ModuleKey other = owner.put(pid, module.key());
-                    requireArgument(
-                            other == null,
-                            "desiredPids",
-                            "PID %s is desired by both %s and %s",
-                            pid,
-                            other,
-                            module.key());
-                }
-            }
-        }
     }
 
     public static ClusterSnapshot of(ModuleSnapshot... modules) {

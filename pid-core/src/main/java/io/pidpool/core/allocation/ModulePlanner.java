@@ -118,7 +118,8 @@ final class ModulePlanner {
     private final ModuleSnapshot module;
     private final ModuleKey key;
     private final ModuleState previous;
-    private final HoldIndex holds;
+    private final int moduleIndex;
+    private final PidIndex index;
     private final PlannerPolicy policy;
     private final long graceNanos;
     private final long delayNanos;
@@ -131,11 +132,18 @@ final class ModulePlanner {
     final List<PlanSignal> signals = new ArrayList<>();
     ModuleState nextState;
 
-    ModulePlanner(ModuleSnapshot module, ModuleState previous, HoldIndex holds, PlannerPolicy policy, long now) {
+    ModulePlanner(
+            ModuleSnapshot module,
+            int moduleIndex,
+            ModuleState previous,
+            PidIndex index,
+            PlannerPolicy policy,
+            long now) {
         this.module = module;
         this.key = module.key();
         this.previous = previous;
-        this.holds = holds;
+        this.moduleIndex = moduleIndex;
+        this.index = index;
         this.policy = policy;
         this.graceNanos = policy.grace().toNanos();
         this.delayNanos = policy.rebalanceDelay().toNanos();
@@ -252,10 +260,11 @@ final class ModulePlanner {
      */
     private void bindHoldersToFreshSlots(List<LiveInstance> live, List<WorkSlot> slots) {
         var bound = holders(slots);
+        var fresh = new FreshSlots(slots);
         for (LiveInstance instance : live) {
-            boolean holdsSomething = instance.pids().values().stream().anyMatch(PidState::mayHold);
-            if (holdsSomething && !bound.contains(instance.ref())) {
-                freshOrExtra(slots).holder = instance.ref();
+            if (!bound.contains(instance.ref())
+                    && instance.pids().values().stream().anyMatch(PidState::mayHold)) {
+                fresh.next().holder = instance.ref();
             }
         }
     }
@@ -270,8 +279,9 @@ final class ModulePlanner {
         List<DepartedInstance> unknown = new ArrayList<>(
                 departed.stream().filter(d -> !known.contains(d.ref())).toList());
         unknown.sort(Comparator.comparingLong(d -> d.departedAtNanos() - now));
+        var fresh = new FreshSlots(slots);
         for (DepartedInstance instance : unknown) {
-            WorkSlot slot = freshOrExtra(slots);
+            WorkSlot slot = fresh.next();
             slot.lastHolder = instance.ref();
             slot.vacantSince = instance.departedAtNanos();
         }
@@ -365,14 +375,26 @@ final class ModulePlanner {
         return bound;
     }
 
-    /** The first slot nobody held and nothing is reserved for, or a new extra slot. */
-    private WorkSlot freshOrExtra(List<WorkSlot> slots) {
-        for (WorkSlot slot : slots) {
-            if (slot.holder == null && slot.lastHolder == null && slot.previouslyReserved.isEmpty()) {
-                return slot;
-            }
+    /** Hands out, in index order, slots nobody held and nothing is reserved for, then new extra slots. */
+    private final class FreshSlots {
+        private final List<WorkSlot> slots;
+        private int next;
+
+        FreshSlots(List<WorkSlot> slots) {
+            this.slots = slots;
         }
-        return extra(slots);
+
+        WorkSlot next() {
+            while (next < slots.size()) {
+                WorkSlot slot = slots.get(next++);
+                if (slot.holder == null && slot.lastHolder == null && slot.previouslyReserved.isEmpty()) {
+                    return slot;
+                }
+            }
+            WorkSlot slot = extra(slots);
+            next = slots.size();
+            return slot;
+        }
     }
 
     private WorkSlot extra(List<WorkSlot> slots) {
@@ -401,24 +423,24 @@ final class ModulePlanner {
 
     /** Sorts every PID node of the live instances into kept, or withdrawn as unwanted or duplicate. */
     private void collectKept(List<Unit> liveUnits) {
-        Set<String> desired = module.desiredPids();
         for (Unit unit : liveUnits) {
             InstanceRef ref = unit.live.ref();
-            for (Map.Entry<String, PidState> node : unit.live.pids().entrySet()) {
-                PidState state = node.getValue();
+            PidIndex.Nodes nodes = index.liveNodes.get(unit.live);
+            for (int k = 0; k < nodes.entries.length; k++) {
+                PidState state = nodes.states[k];
                 if (state == PidState.DELETED || state == PidState.DELETING) {
                     continue;
                 }
-                String pid = node.getKey();
-                if (!desired.contains(pid)) {
-                    deletes.add(new PlanStep.Delete(key, ref, pid, DeleteReason.UNWANTED));
+                PidIndex.Entry entry = nodes.entries[k];
+                if (entry.module != moduleIndex) {
+                    deletes.add(new PlanStep.Delete(key, ref, entry.pid, DeleteReason.UNWANTED));
                     continue;
                 }
-                HoldIndex.Hold keeper = HoldIndex.keeper(holds.claims(pid), key);
-                if (keeper != null && keeper.instance.equals(ref)) {
-                    (state == PidState.ADDING ? unit.keptAdding : unit.keptAcked).add(pid);
+                PidIndex.Claim keeper = entry.keeper(moduleIndex);
+                if (keeper != null && keeper.owner == nodes) {
+                    (state == PidState.ADDING ? unit.keptAdding : unit.keptAcked).add(entry.pid);
                 } else {
-                    deletes.add(new PlanStep.Delete(key, ref, pid, DeleteReason.DUPLICATE));
+                    deletes.add(new PlanStep.Delete(key, ref, entry.pid, DeleteReason.DUPLICATE));
                 }
             }
         }
@@ -452,14 +474,14 @@ final class ModulePlanner {
                 });
             }
         }
-        for (String pid : module.desiredPids()) {
-            HoldIndex.Hold claims = holds.claims(pid);
-            if (claims != null && HoldIndex.keeper(claims, key) != null) {
+        for (PidIndex.Entry entry : index.desired.get(moduleIndex)) {
+            if (entry.claims != null && entry.keeper(moduleIndex) != null) {
                 continue;
             }
+            String pid = entry.pid;
             WorkSlot slot = attributed.isEmpty() ? null : attributed.get(pid);
             Unit unit = slot == null ? null : slot.unit;
-            if (claims != null) {
+            if (entry.claims != null) {
                 awaiting.add(pid);
                 if (unit != null) {
                     unit.attributedInFlight.add(pid);

@@ -603,9 +603,10 @@ class AllocationPlannerTest {
         var planner = new AllocationPlanner(POLICY);
         ModuleKey a = ModuleKey.parse("d#a#s");
         ModuleKey b = ModuleKey.parse("d#b#s");
-        assertThatThrownBy(() -> ClusterSnapshot.of(
-                        new ModuleSnapshot(ModuleConfig.of(a, 1), Set.of("p1"), List.of(), List.of()),
-                        new ModuleSnapshot(ModuleConfig.of(b, 1), Set.of("p1"), List.of(), List.of())))
+        var twice = ClusterSnapshot.of(
+                new ModuleSnapshot(ModuleConfig.of(a, 1), Set.of("p1"), List.of(), List.of()),
+                new ModuleSnapshot(ModuleConfig.of(b, 1), Set.of("p1"), List.of(), List.of()));
+        assertThatThrownBy(() -> planner.plan(twice, PlannerState.EMPTY, 0))
                 .isInstanceOfSatisfying(PidPoolException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
                     assertThat(e.field()).isEqualTo("desiredPids");

@@ -58,6 +58,7 @@ final class ClusterSimulator {
     record Departed(ModuleKey module, InstanceRef ref, long at, Map<String, PidState> nodes, Set<String> released) {}
 
     final AllocationPlanner planner;
+    final PlannerPolicy policy;
     final long graceNanos;
     long now = 1_000_000_000_000L;
     PlannerState state = PlannerState.EMPTY;
@@ -76,6 +77,7 @@ final class ClusterSimulator {
 
     ClusterSimulator(PlannerPolicy policy) {
         this.planner = new AllocationPlanner(policy);
+        this.policy = policy;
         this.graceNanos = policy.grace().toNanos();
     }
 
@@ -183,9 +185,10 @@ final class ClusterSimulator {
         return new ClusterSnapshot(modules);
     }
 
-    /** Plans at the current time, applies the plan, keeps its state, checks exclusivity. */
+    /** Plans at the current time, checks the plan's shape, applies it, keeps its state, checks exclusivity. */
     Plan step() {
         Plan plan = planner.plan(snapshot(), state, now);
+        assertWellFormed(plan);
         apply(plan);
         state = plan.nextState();
         lastPlan = plan;
@@ -223,6 +226,32 @@ final class ClusterSimulator {
             }
         }
         return true;
+    }
+
+    /** Deletes, then releases, then adds; moves within the throttle; no moves where the brake is on. */
+    void assertWellFormed(Plan plan) {
+        int phase = 0;
+        for (PlanStep step : plan.steps()) {
+            int stepPhase = step instanceof PlanStep.Delete ? 0 : step instanceof PlanStep.Release ? 1 : 2;
+            if (stepPhase < phase) {
+                throw new AssertionError("steps out of order: " + plan.steps());
+            }
+            phase = stepPhase;
+        }
+        var movesByModule = new HashMap<ModuleKey, Integer>();
+        plan.deletes().stream()
+                .filter(d -> d.reason().isMove())
+                .forEach(d -> movesByModule.merge(d.module(), 1, Integer::sum));
+        int total = movesByModule.values().stream().mapToInt(Integer::intValue).sum();
+        if (total > policy.maxMovesPerPlan()
+                || movesByModule.values().stream().anyMatch(m -> m > policy.maxMovesPerModule())) {
+            throw new AssertionError("throttle exceeded: " + movesByModule);
+        }
+        for (PlanSignal.BrakeEngaged brake : plan.signals(PlanSignal.BrakeEngaged.class)) {
+            if (movesByModule.containsKey(brake.module())) {
+                throw new AssertionError("moves in braked module " + brake.module() + ": " + plan.deletes());
+            }
+        }
     }
 
     void apply(Plan plan) {
