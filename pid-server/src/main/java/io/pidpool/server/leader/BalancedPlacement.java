@@ -54,7 +54,7 @@ public final class BalancedPlacement implements PlacementPolicy {
         List<Step> revokes = new ArrayList<>();
         List<Step> releases = new ArrayList<>();
         List<Step> adds = new ArrayList<>();
-        List<String> signals = new ArrayList<>();
+        List<Signal> signals = new ArrayList<>();
         for (ModuleInput module : modules) {
             planModule(module, taken, nowNanos, revokes, releases, adds, signals);
         }
@@ -71,7 +71,7 @@ public final class BalancedPlacement implements PlacementPolicy {
             List<Step> revokes,
             List<Step> releases,
             List<Step> adds,
-            List<String> signals) {
+            List<Signal> signals) {
         ModuleKey key = module.key();
         for (DepartedInput gone : module.departed()) {
             boolean allReleased = gone.pids().entrySet().stream()
@@ -102,7 +102,9 @@ public final class BalancedPlacement implements PlacementPolicy {
         }
         if (live.isEmpty()) {
             if (!module.desired().isEmpty()) {
-                signals.add(key + ": " + module.desired().size() + " PIDs wait for a live instance");
+                signals.add(Signal.alert(
+                        "unassignable:" + key,
+                        key + ": " + module.desired().size() + " PIDs wait for a live instance"));
             }
             return;
         }
@@ -136,7 +138,7 @@ public final class BalancedPlacement implements PlacementPolicy {
             }
         }
         if (waiting > 0) {
-            signals.add(key + ": " + waiting + " PIDs await release by their previous holder");
+            signals.add(Signal.info(key + ": " + waiting + " PIDs await release by their previous holder"));
         }
     }
 

@@ -15,8 +15,14 @@ public sealed interface LeaderRecord {
 
     record WriteSettled(Intent intent) implements LeaderRecord {}
 
-    /** The instance's ephemeral node was seen gone at {@code atNanos}. */
-    record Departed(InstanceKey key, long atNanos) implements LeaderRecord {}
+    /**
+     * The instance's ephemeral node was seen gone at {@code atNanos}; {@code sessionId} is the session
+     * it had (0 if this leader never saw it and none of its nodes names one).
+     */
+    record Departed(InstanceKey key, long atNanos, long sessionId) implements LeaderRecord {}
+
+    /** The instance's ephemeral node is there, owned by this session. */
+    record Seen(InstanceKey key, long sessionId) implements LeaderRecord {}
 
     /** The instance's ephemeral node is there (again). */
     record Returned(InstanceKey key) implements LeaderRecord {}

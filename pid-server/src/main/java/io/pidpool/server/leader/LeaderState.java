@@ -22,6 +22,7 @@ public final class LeaderState {
     private final Map<String, Integer> pidsInFlight = new HashMap<>();
     private final Map<String, Intent> addsInFlight = new HashMap<>();
     private final Map<InstanceKey, Long> departedAt = new HashMap<>();
+    private final Map<InstanceKey, Long> sessions = new HashMap<>();
     private final Map<String, Long> instructionSeen = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     private final Map<String, Long> backoffUntil = new HashMap<>();
@@ -56,7 +57,10 @@ public final class LeaderState {
             }
         } else if (record instanceof LeaderRecord.Departed departed) {
             departedAt.putIfAbsent(departed.key(), departed.atNanos());
+            sessions.putIfAbsent(departed.key(), departed.sessionId());
             draining.remove(departed.key());
+        } else if (record instanceof LeaderRecord.Seen seen) {
+            sessions.put(seen.key(), seen.sessionId());
         } else if (record instanceof LeaderRecord.RevokeSent sent) {
             revokesSent.add(sent.path());
         } else if (record instanceof LeaderRecord.RevokesForgotten forgotten) {
@@ -67,6 +71,7 @@ public final class LeaderState {
             departedAt.remove(returned.key());
         } else if (record instanceof LeaderRecord.Forgotten forgotten) {
             departedAt.remove(forgotten.key());
+            sessions.remove(forgotten.key());
         } else if (record instanceof LeaderRecord.InstructionSeen seen) {
             instructionSeen.putIfAbsent(seen.key(), seen.atNanos());
         } else if (record instanceof LeaderRecord.InstructionsForgotten forgotten) {
@@ -117,6 +122,11 @@ public final class LeaderState {
         return departedAt.get(key);
     }
 
+    /** The session the instance had, as far as this leader knows (0 = unknown). */
+    public long sessionOf(InstanceKey key) {
+        return sessions.getOrDefault(key, 0L);
+    }
+
     public Set<InstanceKey> departed() {
         return departedAt.keySet();
     }
@@ -162,6 +172,10 @@ public final class LeaderState {
     public boolean draining(InstanceKey key, long nowNanos, long windowNanos) {
         Long since = draining.get(key);
         return since != null && nowNanos - since < windowNanos;
+    }
+
+    public Set<String> alertKeys() {
+        return Set.copyOf(alerts);
     }
 
     public boolean alerted(String key) {

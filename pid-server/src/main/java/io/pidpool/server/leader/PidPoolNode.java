@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
@@ -417,7 +418,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Duration connectionTimeout = Duration.ofSeconds(10);
         private LeaderSettings settings = LeaderSettings.defaults();
         private LeaderStore store;
-        private Function<Duration, PlacementPolicy> placement = BalancedPlacement::new;
+        private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
@@ -463,7 +464,10 @@ public final class PidPoolNode implements AutoCloseable {
             return this;
         }
 
-        /** Makes the placement policy of each term from that term's grace period. */
+        /**
+         * Makes the placement policy of each term from that term's grace period. Default: the core
+         * allocation planner with {@link LeaderSettings#rebalanceDelay()}.
+         */
         public Builder placement(Function<Duration, PlacementPolicy> value) {
             this.placement = requireNonNull(value, "placement");
             return this;
@@ -488,6 +492,11 @@ public final class PidPoolNode implements AutoCloseable {
             requireNonNull(nodeId, "nodeId");
             requireNonNull(connectString, "zookeeper.connect");
             requireNonNull(store, "store");
+            if (placement == null) {
+                LeaderSettings s = settings;
+                placement = grace ->
+                        new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(s.rebalanceDelay()));
+            }
             return new PidPoolNode(this);
         }
     }

@@ -60,9 +60,25 @@ public interface PlacementPolicy {
     record Add(ModuleKey module, InstanceId instance, long sessionId, String pid) implements Step {}
 
     /**
-     * @param signals human-readable brakes, throttles and waits, for logs and alerts
+     * Something the policy reports rather than does.
+     *
+     * @param alert whether an operator should hear of it (brakes, throttles); else it is logged at debug
+     * @param key identifies the condition, so an alert is raised once while it lasts
      */
-    record Placement(List<Step> steps, List<String> signals) {
+    record Signal(boolean alert, String key, String message) {
+        public static Signal alert(String key, String message) {
+            return new Signal(true, key, message);
+        }
+
+        public static Signal info(String message) {
+            return new Signal(false, message, message);
+        }
+    }
+
+    /**
+     * @param signals brakes, throttles and waits, for logs and alerts
+     */
+    record Placement(List<Step> steps, List<Signal> signals) {
         public Placement {
             steps = List.copyOf(steps);
             signals = List.copyOf(signals);

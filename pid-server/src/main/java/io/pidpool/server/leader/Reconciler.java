@@ -44,6 +44,8 @@ import org.apache.zookeeper.CreateMode;
  * <p>Concurrency: not thread-safe; runs on the leader's serial executor.
  */
 final class Reconciler {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Reconciler.class);
+
     /** What one pass decided. */
     record Decision(
             List<Intent> intents,
@@ -115,13 +117,25 @@ final class Reconciler {
                         if (state.departedAt(instance.key()) != null) {
                             emit(new LeaderRecord.Returned(instance.key()));
                         }
+                        if (state.sessionOf(instance.key()) != instance.sessionId()) {
+                            emit(new LeaderRecord.Seen(instance.key(), instance.sessionId()));
+                        }
                     }
                 }
             }
             Set<InstanceKey> holders = holders();
             for (InstanceKey key : holders) {
                 if (!present.contains(key) && state.departedAt(key) == null) {
-                    emit(new LeaderRecord.Departed(key, now));
+                    long session = state.sessionOf(key);
+                    if (session == 0) {
+                        for (ZkView.PidEntry entry : view.pidNodes(key).values()) {
+                            if (entry.node() != null && entry.node().ownerSessionId() != 0) {
+                                session = entry.node().ownerSessionId();
+                                break;
+                            }
+                        }
+                    }
+                    emit(new LeaderRecord.Departed(key, now, session));
                 }
             }
             for (InstanceKey key : List.copyOf(state.departed())) {
@@ -532,14 +546,13 @@ final class Reconciler {
                     }
                     Map<String, PidState> pids = new TreeMap<>();
                     Set<String> released = new TreeSet<>();
-                    long session = 0;
+                    long session = state.sessionOf(key);
                     for (var e : view.pidNodes(key).entrySet()) {
                         PidNode node = e.getValue().node();
                         if (node == null) {
                             pids.put(e.getKey(), PidState.ADDED); // unreadable: it may be held
                         } else {
                             pids.put(e.getKey(), node.state());
-                            session = node.ownerSessionId();
                             if (node.state() == PidState.DELETED) {
                                 released.add(e.getKey());
                             }
@@ -550,9 +563,28 @@ final class Reconciler {
                 }
                 inputs.add(new ModuleInput(config, desired.getOrDefault(module, Set.of()), live, departed));
             }
-            PlacementPolicy.Placement placement = policy.plan(inputs, now);
-            for (String signal : placement.signals()) {
-                alertOnce("signal:" + signal, signal);
+            PlacementPolicy.Placement placement;
+            try {
+                placement = policy.plan(inputs, now);
+            } catch (RuntimeException e) {
+                // the policy refused its input (a bug, or a database that breaks a rule): keep the
+                // housekeeping of this pass, place nothing, say so
+                alertOnce("placement-failed", "ALERT placement failed: " + e.getMessage());
+                return;
+            }
+            Set<String> active = new HashSet<>();
+            for (PlacementPolicy.Signal signal : placement.signals()) {
+                if (signal.alert()) {
+                    active.add("signal:" + signal.key());
+                    alertOnce("signal:" + signal.key(), signal.message());
+                } else {
+                    log.debug("{}", signal.message());
+                }
+            }
+            for (String key : state.alertKeys()) {
+                if (key.startsWith("signal:") && !active.contains(key)) {
+                    emit(new LeaderRecord.AlertCleared(key));
+                }
             }
             for (PlacementPolicy.Step step : placement.steps()) {
                 if (step instanceof PlacementPolicy.Revoke revoke) {

@@ -37,7 +37,10 @@ class AllocationIT {
         List<String> a = cluster.addPids(A, 4, "a", 400);
         List<String> b = cluster.addPids(B, 3, "b", 350);
         List<String> c = cluster.addPids(C, 3, "c", 250);
-        PidPoolNode node = cluster.startNode("s1");
+        // slots: each module is pre-split for its configured servers, so instances starting one by one
+        // each find their share and nothing is reshuffled while they come up
+        PidPoolNode node = cluster.startNode(
+                "s1", builder -> builder.settings(TestCluster.settings().withRebalanceDelay(Duration.ofMinutes(1))));
         for (int i = 0; i < 4; i++) {
             cluster.startInstance(A);
         }
@@ -54,6 +57,10 @@ class AllocationIT {
                 })
                 .until(() -> cluster.settled(A, a) && cluster.settled(B, b) && cluster.settled(C, c));
         cluster.assertNoDoubleLogin();
+        assertThat(cluster.instances)
+                .as("no PID moved while the instances came up")
+                .allSatisfy(
+                        sim -> assertThat(sim.events()).noneMatch(e -> e.kind().equals("REVOKED")));
         assertThat(node.isLeader()).isTrue();
         FencedWriterStats stats = FencedWriterStats.of(node);
         System.out.printf("fenced multi-ops: %d carrying %d operations%n", stats.multis(), stats.ops());

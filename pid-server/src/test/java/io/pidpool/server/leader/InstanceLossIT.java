@@ -66,6 +66,30 @@ class InstanceLossIT {
     }
 
     @Test
+    void aReplacementTakesTheVanishedInstancesShareAndNothingElseMoves() throws Exception {
+        List<String> pids = cluster.addPids(A, 3, "a", 60);
+        cluster.startNode("s1", b -> b.settings(TestCluster.settings().withRebalanceDelay(Duration.ofMinutes(1))));
+        SimulatedInstance victim = cluster.startInstance(A);
+        SimulatedInstance one = cluster.startInstance(A);
+        SimulatedInstance two = cluster.startInstance(A);
+        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+        Set<String> share = victim.held();
+        Set<String> oneHeld = one.held();
+        Set<String> twoHeld = two.held();
+
+        victim.crash(); // the process dies; its session closes and its ephemeral node goes
+        cluster.remove(victim);
+        SimulatedInstance replacement = cluster.startInstance(A);
+        // after the grace period the replacement gets exactly the dead instance's accounts
+        await().atMost(Duration.ofSeconds(20)).until(() -> replacement.held().equals(share));
+        assertThat(one.held()).isEqualTo(oneHeld);
+        assertThat(two.held()).isEqualTo(twoHeld);
+        assertThat(one.events()).noneMatch(e -> e.kind().equals("REVOKED"));
+        assertThat(two.events()).noneMatch(e -> e.kind().equals("REVOKED"));
+        cluster.assertNoDoubleLogin();
+    }
+
+    @Test
     void aGracefullyClosedInstanceHandsItsPidsOnWithoutWaiting() {
         List<String> pids = cluster.addPids(A, 2, "a", 40);
         cluster.startNode("s1", b -> b.settings(TestCluster.settings().withGrace(Duration.ofMinutes(5))));

@@ -35,10 +35,11 @@ public final class TestCluster implements AutoCloseable {
     public final List<SimulatedInstance> instances = new ArrayList<>();
     private int nextInstance;
 
-    /** Settings for tests: short intervals, a 1.2 s grace period. */
+    /** Settings for tests: short intervals, a 1.2 s grace period, shares of vacant slots spread at once. */
     public static LeaderSettings settings() {
         return LeaderSettings.defaults()
                 .withGrace(Duration.ofMillis(1_200))
+                .withRebalanceDelay(Duration.ZERO)
                 .withIntervals(Duration.ofMillis(500), Duration.ofSeconds(2), Duration.ofMillis(200))
                 .withFailurePolicy(Duration.ofSeconds(5), 3, Duration.ofMillis(300), Duration.ofMinutes(10));
     }
