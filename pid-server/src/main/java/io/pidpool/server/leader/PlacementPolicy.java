@@ -10,8 +10,8 @@ import java.util.Set;
 
 /**
  * Decides who holds which PID: the leader supplies views and times, the policy returns ordered steps.
- * The production implementation is the core allocation planner; {@link BalancedPlacement} is a
- * stand-in. The leader re-checks every Add against its own view before writing it (defence in
+ * The production implementation is {@link PlannerPlacement} (the core allocation planner); tests
+ * may plug in others. The leader re-checks every Add against its own view before writing it (defence in
  * depth), so a policy bug can delay an assignment but cannot double-assign a PID.
  *
  * <p>Concurrency: called only from the leader's serial executor; one instance per leadership term,
