@@ -1,0 +1,138 @@
+package io.pidpool.server.jdbc;
+
+import io.pidpool.core.contract.AssignmentRepositoryContract;
+import io.pidpool.core.contract.AuditLogContract;
+import io.pidpool.core.contract.ModuleRepositoryContract;
+import io.pidpool.core.contract.OperationLogContract;
+import io.pidpool.core.contract.PidRepositoryContract;
+import io.pidpool.core.contract.SlotRepositoryContract;
+import io.pidpool.core.contract.TransactorContract;
+import io.pidpool.core.contract.UsageLedgerContract;
+import io.pidpool.core.port.Repositories;
+import java.time.Clock;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/**
+ * Every repository contract against the Jdbi adapters: on H2 always, on PostgreSQL and MariaDB when
+ * {@code PIDPOOL_TEST_POSTGRES_URL} / {@code PIDPOOL_TEST_MARIADB_URL} are set. Each database gets a
+ * fresh random schema for the class, emptied before every test and dropped at the end.
+ */
+class JdbiRepositoriesIT {
+
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    abstract class OnDatabase {
+        private TestDatabase db;
+
+        abstract TestDatabase create();
+
+        @BeforeAll
+        void open() {
+            db = create();
+        }
+
+        @AfterAll
+        void drop() {
+            if (db != null) {
+                db.close();
+            }
+        }
+
+        Repositories fresh(Clock clock) {
+            return db.fresh(clock);
+        }
+
+        @Nested
+        class Modules extends ModuleRepositoryContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Pids extends PidRepositoryContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Assignments extends AssignmentRepositoryContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Slots extends SlotRepositoryContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Operations extends OperationLogContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Audit extends AuditLogContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Usage extends UsageLedgerContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Transactions extends TransactorContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+    }
+
+    @Nested
+    class H2 extends OnDatabase {
+        @Override
+        TestDatabase create() {
+            return TestDatabase.h2();
+        }
+    }
+
+    @Nested
+    @EnabledIfEnvironmentVariable(named = TestDatabase.POSTGRES_ENV, matches = ".+")
+    class PostgreSQL extends OnDatabase {
+        @Override
+        TestDatabase create() {
+            return TestDatabase.postgres();
+        }
+    }
+
+    @Nested
+    @EnabledIfEnvironmentVariable(named = TestDatabase.MARIADB_ENV, matches = ".+")
+    class MariaDB extends OnDatabase {
+        @Override
+        TestDatabase create() {
+            return TestDatabase.mariadb();
+        }
+    }
+}
