@@ -100,6 +100,11 @@ public final class Database implements AutoCloseable {
         return dialect;
     }
 
+    /** The session the adapters share; for tests of the error translation. */
+    JdbiSession session() {
+        return session;
+    }
+
     /** The pool, for components that keep their own tables in the same database. */
     public DataSource dataSource() {
         return dataSource;

@@ -233,7 +233,10 @@ final class SqlErrors {
                     case POSTGRESQL ->
                         switch (state) {
                             case "23505" -> Kind.DUPLICATE;
-                            case "23503" -> text.contains("still referenced") ? Kind.CHILD_EXISTS : Kind.MISSING_PARENT;
+                            case "23503" ->
+                                text.contains("update or delete on table") || text.contains("still referenced")
+                                        ? Kind.CHILD_EXISTS // a delete of a referenced parent
+                                        : Kind.MISSING_PARENT;
                             case "23514" -> Kind.CHECK;
                             case "40001", "40P01" -> Kind.DEADLOCK;
                             case "55P03", "57014" -> Kind.TRANSIENT;
