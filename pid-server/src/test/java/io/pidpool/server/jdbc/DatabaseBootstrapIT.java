@@ -16,19 +16,20 @@ import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Opening, migrating, health and the UNAVAILABLE path of {@link Database}. */
+@ExtendWith(SharedTestDatabases.class)
 class DatabaseBootstrapIT {
     private static final ModuleKey FIN = ModuleKey.parse("fin#risk#scorer");
 
     @Test
     void migratesOnceAndReopensWithoutChangesOnEveryDatabase() {
-        for (TestDatabase db : TestDatabase.available()) {
-            try (db;
-                    Database again = Database.open(DatabaseConfig.of(db.url(), null, null))) {
+        for (TestDatabase db : SharedTestDatabases.available()) {
+            try (Database again = Database.open(DatabaseConfig.of(db.url(), null, null))) {
                 List<MigrationInfo> applied = List.of(Flyway.configure()
                         .dataSource(again.dataSource())
                         .locations(Database.MIGRATIONS)

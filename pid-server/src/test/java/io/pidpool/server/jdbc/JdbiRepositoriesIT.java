@@ -10,17 +10,18 @@ import io.pidpool.core.contract.TransactorContract;
 import io.pidpool.core.contract.UsageLedgerContract;
 import io.pidpool.core.port.Repositories;
 import java.time.Clock;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Every repository contract against the Jdbi adapters: on H2 always, on PostgreSQL and MariaDB when
- * {@code PIDPOOL_TEST_POSTGRES_URL} / {@code PIDPOOL_TEST_MARIADB_URL} are set. Each database gets a
- * fresh random schema for the class, emptied before every test and dropped at the end.
+ * {@code PIDPOOL_TEST_POSTGRES_URL} / {@code PIDPOOL_TEST_MARIADB_URL} are set. Each database is a
+ * random schema ({@link SharedTestDatabases}), emptied before every test and dropped after the run.
  */
+@ExtendWith(SharedTestDatabases.class)
 class JdbiRepositoriesIT {
 
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -32,13 +33,6 @@ class JdbiRepositoriesIT {
         @BeforeAll
         void open() {
             db = create();
-        }
-
-        @AfterAll
-        void drop() {
-            if (db != null) {
-                db.close();
-            }
         }
 
         Repositories fresh(Clock clock) {
@@ -114,7 +108,7 @@ class JdbiRepositoriesIT {
     class H2 extends OnDatabase {
         @Override
         TestDatabase create() {
-            return TestDatabase.h2();
+            return SharedTestDatabases.get(Dialect.H2);
         }
     }
 
@@ -123,7 +117,7 @@ class JdbiRepositoriesIT {
     class PostgreSQL extends OnDatabase {
         @Override
         TestDatabase create() {
-            return TestDatabase.postgres();
+            return SharedTestDatabases.get(Dialect.POSTGRESQL);
         }
     }
 
@@ -132,7 +126,7 @@ class JdbiRepositoriesIT {
     class MariaDB extends OnDatabase {
         @Override
         TestDatabase create() {
-            return TestDatabase.mariadb();
+            return SharedTestDatabases.get(Dialect.MARIADB);
         }
     }
 }

@@ -19,9 +19,9 @@ import java.time.YearMonth;
 import java.util.List;
 import java.util.Map;
 import org.jdbi.v3.core.Handle;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -32,6 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * such rows earlier (see the contracts); this proves the last line holds too.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(SharedTestDatabases.class)
 class SchemaConstraintsIT {
     private static final ModuleKey FIN = ModuleKey.parse("fin#risk#scorer");
     private static final String PID_INSERT = "INSERT INTO pool_pid (pid_id, module_key, monthly_quota,"
@@ -43,12 +44,7 @@ class SchemaConstraintsIT {
 
     @BeforeAll
     void open() {
-        databases = TestDatabase.available();
-    }
-
-    @AfterAll
-    void drop() {
-        databases.forEach(TestDatabase::close);
+        databases = SharedTestDatabases.available();
     }
 
     List<TestDatabase> databases() {

@@ -7,13 +7,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A throw-away database for one test class: H2 in memory, or a fresh schema (PostgreSQL) / database
+ * A throw-away database: H2 in memory, or a fresh schema (PostgreSQL) / database
  * (MariaDB) with a random name on the servers named by {@link #POSTGRES_ENV} / {@link #MARIADB_ENV},
  * dropped again by {@link #close()}. Several test JVMs share those servers, hence the random names.
  */
@@ -78,19 +77,6 @@ final class TestDatabase implements AutoCloseable {
         String name = randomName();
         admin(admin, "CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
         return new TestDatabase(Dialect.MARIADB, name, withDatabase(admin, name), admin);
-    }
-
-    /** Every database this run can reach: H2 always, the others when their variable is set. */
-    static List<TestDatabase> available() {
-        var all = new ArrayList<TestDatabase>();
-        all.add(h2());
-        if (isSet(POSTGRES_ENV)) {
-            all.add(postgres());
-        }
-        if (isSet(MARIADB_ENV)) {
-            all.add(mariadb());
-        }
-        return all;
     }
 
     static boolean isSet(String env) {
