@@ -67,8 +67,8 @@ class AllocationIT {
         // batched: many writes per round trip, never one synchronous call per PID
         assertThat(stats.ops()).isGreaterThan(4 * stats.multis());
         await().atMost(Duration.ofSeconds(10))
-                .until(() -> cluster.store.assignments().size() == 1000
-                        && cluster.store.assignments().values().stream()
+                .until(() -> cluster.assignments().size() == 1000
+                        && cluster.assignments().values().stream()
                                 .allMatch(r -> r.state() == io.pidpool.core.model.PidState.ADDED));
 
         // the read side the HTTP layer uses

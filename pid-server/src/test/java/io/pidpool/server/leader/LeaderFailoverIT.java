@@ -44,7 +44,7 @@ class LeaderFailoverIT {
     }
 
     PidPoolNode awaitLeader() {
-        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.leader() != null);
+        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);
         return cluster.leader();
     }
 
@@ -59,7 +59,7 @@ class LeaderFailoverIT {
         for (int i = 0; i < 4; i++) {
             cluster.startInstance(A);
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
         Map<String, Set<String>> before = cluster.holders();
         long failoverAt = System.nanoTime();
 
@@ -68,9 +68,9 @@ class LeaderFailoverIT {
         assertThat(second).isNotSameAs(first);
         assertThat(second.epoch()).isEqualTo(firstEpoch.next());
         // let the new leader run its election pass, several level-triggered passes and a rescan
-        await().atMost(Duration.ofSeconds(20))
+        await().atMost(Duration.ofSeconds(40))
                 .until(() -> second.passes() >= 10
-                        && cluster.store.assignments().values().stream()
+                        && cluster.assignments().values().stream()
                                 .allMatch(row -> row.epoch().equals(second.epoch())));
 
         assertThat(cluster.holders()).isEqualTo(before);
@@ -88,7 +88,7 @@ class LeaderFailoverIT {
         }
         PidPoolNode old = awaitLeader();
         SimulatedInstance holder = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(20)).until(() -> holder.held().size() == 40);
+        await().atMost(Duration.ofSeconds(40)).until(() -> holder.held().size() == 40);
 
         // a second instance joins but never answers ADDING: the handoff of 20 PIDs stays in the middle
         SimulatedInstance joiner =
@@ -97,19 +97,19 @@ class LeaderFailoverIT {
         cluster.instances.add(joiner.start());
         CuratorFramework reader = ZkTestSupport.client(cluster.zk.connectString(), TestCluster.LAYOUT.namespace());
         String joinerPids = TestCluster.LAYOUT.pids(A, joiner.id());
-        await().atMost(Duration.ofSeconds(20)).until(() -> countAdding(reader, joinerPids) == 20);
+        await().atMost(Duration.ofSeconds(40)).until(() -> countAdding(reader, joinerPids) == 20);
         assertThat(holder.held()).hasSize(20);
 
         FencedWriter oldWriter = old.currentWriter();
         Epoch oldEpoch = old.epoch();
         ZkTestSupport.expireOnServer(old.curator(), cluster.zk.connectString());
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.nodes.stream()
+        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.nodes.stream()
                 .anyMatch(n -> n != old && n.isLeader() && n.epoch().compareTo(oldEpoch) > 0));
         long afterFailover = System.nanoTime();
 
         // the deposed leader's next write: withdraw one of the ADDINGs. It must not land.
-        await().atMost(Duration.ofSeconds(20)).until(() -> !old.isLeader());
+        await().atMost(Duration.ofSeconds(40)).until(() -> !old.isLeader());
         String victim = reader.getChildren().forPath(joinerPids).get(0);
         String path = joinerPids + "/" + victim;
         Stat stat = new Stat();

@@ -40,7 +40,7 @@ class RogueNodeIT {
         PidPoolNode node = cluster.startNode("s1");
         SimulatedInstance first = cluster.startInstance(A);
         SimulatedInstance second = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(20)).until(() -> cluster.settled(A, pids));
+        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
         String spoiled = first.held().iterator().next();
         String spoiledPath = TestCluster.LAYOUT.pid(A, first.id(), spoiled);
         long spoiledAt = System.nanoTime();
@@ -55,7 +55,7 @@ class RogueNodeIT {
             rogue.create().creatingParentsIfNeeded().forPath("/modules/not-a-module/x", junk);
 
             // the spoiled PID is revoked (a well-formed DELETING over the junk), then handed out again
-            await().atMost(Duration.ofSeconds(20))
+            await().atMost(Duration.ofSeconds(40))
                     .until(() -> first.events().stream()
                                     .anyMatch(e ->
                                             e.pid().equals(spoiled) && e.kind().equals("REVOKED"))
@@ -87,8 +87,8 @@ class RogueNodeIT {
         second.failOn("a-3");
         List<String> rest = pids.stream().filter(p -> !p.equals("a-3")).toList();
 
-        await().atMost(Duration.ofSeconds(20))
-                .until(() -> cluster.store.pid("a-3").status() == PidStatus.COOLDOWN
+        await().atMost(Duration.ofSeconds(40))
+                .until(() -> cluster.pid("a-3").status() == PidStatus.COOLDOWN
                         && first.held().size() + second.held().size() == 9);
         assertThat(cluster.holders().keySet()).containsExactlyInAnyOrderElementsOf(rest);
         long failures =

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -49,6 +50,11 @@ public final class SimulatedInstance implements AutoCloseable {
     private final String prefix;
     private final Platform platform;
     private final ExecutorService thread;
+    private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sim-heartbeat");
+        t.setDaemon(true);
+        return t;
+    });
     private final Set<String> held = ConcurrentHashMap.newKeySet();
     private final Set<String> failing = ConcurrentHashMap.newKeySet();
     private final List<Event> events = new CopyOnWriteArrayList<>();
@@ -105,9 +111,23 @@ public final class SimulatedInstance implements AutoCloseable {
                                     .build(),
                             thread);
             self.start();
+            // like the SDK: a cheap request every T/6, so a session killed on the server is noticed
+            // at once (the ZooKeeper client itself only pings after T/3 of silence)
+            heartbeat.scheduleWithFixedDelay(this::heartbeat, 333, 333, TimeUnit.MILLISECONDS);
             return this;
         } catch (Exception e) {
             throw new IllegalStateException("sim " + prefix + " could not start", e);
+        }
+    }
+
+    private void heartbeat() {
+        if (dead) {
+            return;
+        }
+        try {
+            client.checkExists().forPath(layout.instance(module, id));
+        } catch (Exception e) {
+            thread.execute(() -> onState(ConnectionState.SUSPENDED));
         }
     }
 
@@ -326,6 +346,7 @@ public final class SimulatedInstance implements AutoCloseable {
     }
 
     private void shutdown() {
+        heartbeat.shutdownNow();
         thread.shutdownNow();
         if (pids != null) {
             pids.close();

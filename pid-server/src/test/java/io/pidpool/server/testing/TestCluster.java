@@ -2,15 +2,20 @@ package io.pidpool.server.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.RepositoryLeaderStore;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -29,7 +34,12 @@ public final class TestCluster implements AutoCloseable {
     public static final ZkLayout LAYOUT = new ZkLayout("test");
 
     public final LoopbackZooKeeper zk = new LoopbackZooKeeper();
-    public final InMemoryLeaderStore store = new InMemoryLeaderStore();
+    /** An H2 database in memory, migrated by the real bootstrap, behind the real Jdbi adapters. */
+    public final Database database =
+            Database.open("jdbc:h2:mem:leader" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", "sa", "");
+
+    public final Repositories repositories = database.repositories(Clock.systemUTC());
+    public final RepositoryLeaderStore store = new RepositoryLeaderStore(repositories);
     public final Platform platform = new Platform();
     public final List<PidPoolNode> nodes = new ArrayList<>();
     public final List<SimulatedInstance> instances = new ArrayList<>();
@@ -50,13 +60,15 @@ public final class TestCluster implements AutoCloseable {
 
     /** Adds {@code count} PIDs named {@code <prefix>-<n>} to a module (configured with {@code servers}). */
     public List<String> addPids(ModuleKey module, int servers, String prefix, int count) {
-        store.putModule(ModuleConfig.of(module, servers));
+        repositories.modules().put(ModuleConfig.of(module, servers));
         List<String> ids = new ArrayList<>();
+        List<PidAccount> accounts = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             String id = prefix + "-" + i;
-            store.putPid(new PidAccount(id, module, 10_000, 0, PidStatus.ACTIVE, secret(id), Map.of()));
+            accounts.add(new PidAccount(id, module, 10_000, 0, PidStatus.ACTIVE, secret(id), Map.of()));
             ids.add(id);
         }
+        repositories.pids().insertAll(accounts);
         return ids;
     }
 
@@ -139,6 +151,16 @@ public final class TestCluster implements AutoCloseable {
                 .toString();
     }
 
+    public PidAccount pid(String id) {
+        return repositories.pids().find(id).orElseThrow();
+    }
+
+    public Map<String, Assignment> assignments() {
+        Map<String, Assignment> rows = new HashMap<>();
+        repositories.assignments().findAll().forEach(a -> rows.put(a.pidId(), a));
+        return rows;
+    }
+
     public void assertNoDoubleLogin() {
         assertThat(platform.violations()).as("double logins").isEmpty();
     }
@@ -160,5 +182,6 @@ public final class TestCluster implements AutoCloseable {
             node.close();
         }
         zk.close();
+        database.close();
     }
 }
