@@ -2,8 +2,11 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
@@ -15,6 +18,7 @@ import io.pidpool.server.zk.ZkWrite;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,10 +42,12 @@ import org.slf4j.LoggerFactory;
 final class LeaderTerm {
     private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
     private static final long PASS_DEBOUNCE_MILLIS = 20;
+    private static final int BATCHES_PER_ROUND = 16;
 
     private final NodeContext ctx;
     private final Consumer<PidPoolException> onFenced;
     private final Reconciler reconciler;
+    private final BatchApplier batches;
     private final DbView db = new DbView();
     private final LeaderState state = new LeaderState();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
@@ -56,6 +62,7 @@ final class LeaderTerm {
     private boolean passScheduled;
     private boolean rescanRunning;
     private boolean rescanAgain;
+    private boolean notifyExists;
     private long passes;
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
@@ -63,6 +70,7 @@ final class LeaderTerm {
         this.ctx = ctx;
         this.onFenced = onFenced;
         this.reconciler = new Reconciler(ctx.layout(), ctx.settings());
+        this.batches = new BatchApplier(ctx.repositories(), ctx.quotaReset(), ctx.batchHook());
     }
 
     /** Runs the election steps; throws if any fails (the caller then gives leadership up). */
@@ -95,9 +103,76 @@ final class LeaderTerm {
                 grace,
                 db.pids().size(),
                 ctx.view().size());
+        notifyExists = exists(ctx.layout().notifyNode());
         schedule(ctx.settings().reconcileInterval(), this::reload);
         schedule(ctx.settings().rescanInterval(), this::rescan);
+        schedule(ctx.settings().batchPollInterval(), this::pollBatches);
         runPass();
+        // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
+        ctx.serial().execute(() -> guarded(this::pollBatches));
+    }
+
+    private boolean exists(String path) {
+        try {
+            return ctx.client().checkExists().forPath(path) != null;
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not read " + path, e);
+        }
+    }
+
+    /**
+     * Applies unfinished batches, oldest first (woken by {@code /notify}, and on a schedule because
+     * the notification may be missed). Each is applied exactly once (see {@link BatchApplier}).
+     */
+    void pollBatches() {
+        if (!serving()) {
+            return;
+        }
+        List<BatchRecord> unfinished = ctx.repositories().operations().findUnfinished(BATCHES_PER_ROUND);
+        for (BatchRecord batch : unfinished) {
+            if (!serving()) {
+                return;
+            }
+            Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+            if (applied.isEmpty()) {
+                log.info("batch {} was already applied", batch.id());
+                continue;
+            }
+            applied.get().changes().forEach(db::replay);
+            log.info(
+                    "applied batch {} ({}): {}",
+                    batch.id(),
+                    applied.get().batch().status(),
+                    applied.get().batch().results());
+            notifyDealed(batch.id());
+            requestPass();
+        }
+        if (unfinished.size() == BATCHES_PER_ROUND) {
+            ctx.serial().execute(() -> guarded(this::pollBatches));
+        }
+    }
+
+    private void notifyDealed(BatchId id) {
+        byte[] data = new NotifySignal(NotifySignal.Phase.DEALED, id).encode();
+        String path = ctx.layout().notifyNode();
+        ZkWrite write = notifyExists ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
+        writer.submit(List.of(write))
+                .whenCompleteAsync(
+                        (done, error) -> {
+                            if (error == null) {
+                                notifyExists = true;
+                            } else if (!closed) {
+                                // waiters poll the database too; only the wake-up is lost
+                                notifyExists =
+                                        unwrap(error).code() == ErrorCode.CONFLICT; // NOT_FOUND: create it next time
+                                log.info(
+                                        "could not signal DEALED for batch {}: {}",
+                                        id,
+                                        unwrap(error).getMessage());
+                            }
+                        },
+                        ctx.serial());
+        writer.flush();
     }
 
     private void schedule(Duration every, Runnable task) {

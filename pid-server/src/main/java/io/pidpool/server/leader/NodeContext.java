@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.zk.ZkScanner;
@@ -16,6 +17,9 @@ record NodeContext(
         ZkLayout layout,
         LeaderSettings settings,
         LeaderStore store,
+        Repositories repositories,
+        QuotaResetHook quotaReset,
+        Runnable batchHook,
         ZkView view,
         ScheduledExecutorService serial,
         ZkScanner scanner,

@@ -11,7 +11,10 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FencedWriter;
@@ -32,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -40,6 +44,7 @@ import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,11 +81,14 @@ public final class PidPoolNode implements AutoCloseable {
     private final ZkView view;
     private final NodeContext ctx;
     private final Duration connectTimeout;
+    private final ScheduledExecutorService io;
+    private final BatchService batches;
 
     // owned by the serial executor
-    private LeaderLatch latch;
+    private volatile LeaderLatch latch;
     private LeaderTerm term;
     private TreeWatcher modulesWatcher;
+    private TreeWatcher notifyWatcher;
     private volatile boolean leading;
 
     private PidPoolNode(Builder b) {
@@ -103,12 +111,20 @@ public final class PidPoolNode implements AutoCloseable {
         });
         this.view = new ZkView(layout);
         var scanner = new ZkScanner(() -> ZkSupport.zooKeeper(client), layout.namespace());
+        this.io = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "pidpool-io-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
         this.ctx = new NodeContext(
                 nodeId,
                 client,
                 layout,
                 settings,
-                b.store,
+                new RepositoryLeaderStore(b.repositories),
+                b.repositories,
+                b.quotaReset,
+                b.batchHook,
                 view,
                 serial,
                 scanner,
@@ -116,6 +132,8 @@ public final class PidPoolNode implements AutoCloseable {
                 b.alerts,
                 b.ticker,
                 b.clock);
+        this.batches = new BatchService(
+                b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
     }
 
     public static Builder builder() {
@@ -144,6 +162,8 @@ public final class PidPoolNode implements AutoCloseable {
         call(() -> {
             modulesWatcher = new TreeWatcher(client, layout.modules(), false, serial, this::observed, () -> {});
             modulesWatcher.start();
+            notifyWatcher = new TreeWatcher(client, layout.notifyNode(), true, serial, this::notified, () -> {});
+            notifyWatcher.start();
             joinElection();
             return null;
         });
@@ -153,6 +173,38 @@ public final class PidPoolNode implements AutoCloseable {
         view.replay(event);
         if (term != null) {
             term.requestPass();
+        }
+    }
+
+    private void notified(NodeEvent event) {
+        if (!(event instanceof NodeEvent.Upsert upsert)) {
+            return;
+        }
+        NotifySignal signal;
+        try {
+            signal = NotifySignal.decode(upsert.data());
+        } catch (PidPoolException e) {
+            log.warn("{} holds junk ({}); relying on polls", layout.notifyNode(), e.getMessage());
+            return;
+        }
+        batches.signalled();
+        if (term != null && signal.phase() == NotifySignal.Phase.DEALING) {
+            term.pollBatches();
+        }
+    }
+
+    /** A follower's (unfenced) notification: "a batch is waiting". Creates {@code /notify} if needed. */
+    private void raise(NotifySignal signal) {
+        try {
+            try {
+                client.setData().forPath(layout.notifyNode(), signal.encode());
+            } catch (KeeperException.NoNodeException e) {
+                client.create().creatingParentContainersIfNeeded().forPath(layout.notifyNode(), signal.encode());
+            }
+        } catch (KeeperException.NodeExistsException raced) {
+            raise(signal);
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not write " + layout.notifyNode(), e);
         }
     }
 
@@ -270,6 +322,11 @@ public final class PidPoolNode implements AutoCloseable {
         return call(() -> term == null ? null : term.grace());
     }
 
+    /** Operator batches: submit on any server, await the outcome, read them back. */
+    public BatchService batches() {
+        return batches;
+    }
+
     /** Leader, epoch and members of the cluster as this node sees them. */
     public ReadModel.Cluster cluster() {
         String leaderId = "";
@@ -380,32 +437,43 @@ public final class PidPoolNode implements AutoCloseable {
 
     // ---------------------------------------------------------------- lifecycle
 
-    /** Leaves the election (a successor takes over), stops watching and disconnects. */
+    /**
+     * Leaves the election (a successor takes over), stops watching and disconnects. Work in progress
+     * on the serial executor is interrupted: a batch being applied rolls back and is left to the
+     * successor.
+     */
     @Override
     public void close() {
         if (lifecycle.getAndSet(Lifecycle.CLOSED) != Lifecycle.STARTED) {
             return;
         }
-        try {
-            serial.submit(() -> {
-                        endTerm("closing");
-                        if (modulesWatcher != null) {
-                            modulesWatcher.close();
-                        }
-                        if (latch != null) {
-                            try {
-                                latch.close();
-                            } catch (Exception e) {
-                                log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
-                            }
-                        }
-                        return null;
-                    })
-                    .get(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            log.warn("{} did not close cleanly: {}", nodeId, e.toString());
+        leading = false;
+        LeaderLatch current = latch;
+        if (current != null) {
+            try {
+                current.close(); // from this thread: a successor may be elected at once
+            } catch (Exception e) {
+                log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
+            }
         }
         serial.shutdownNow();
+        try {
+            if (!serial.awaitTermination(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                log.warn("{}: the serial executor did not stop in time", nodeId);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // the executor is gone: nothing else touches its state any more
+        endTerm("closed");
+        if (modulesWatcher != null) {
+            modulesWatcher.close();
+        }
+        if (notifyWatcher != null) {
+            notifyWatcher.close();
+        }
+        batches.close();
+        io.shutdownNow();
         client.close();
     }
 
@@ -417,7 +485,11 @@ public final class PidPoolNode implements AutoCloseable {
         private Duration sessionTimeout = Duration.ofSeconds(10);
         private Duration connectionTimeout = Duration.ofSeconds(10);
         private LeaderSettings settings = LeaderSettings.defaults();
-        private LeaderStore store;
+        private Repositories repositories;
+        private Function<String, SealedSecret> sealer;
+        private LongSupplier ids;
+        private QuotaResetHook quotaReset = QuotaResetHook.logging();
+        private Runnable batchHook = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
         private Ticker ticker = Ticker.system();
@@ -459,8 +531,32 @@ public final class PidPoolNode implements AutoCloseable {
             return this;
         }
 
-        public Builder store(LeaderStore value) {
-            this.store = requireNonNull(value, "store");
+        /** The database (Jdbi adapters in production). */
+        public Builder repositories(Repositories value) {
+            this.repositories = requireNonNull(value, "repositories");
+            return this;
+        }
+
+        /** Seals operator-supplied passwords before they are stored, e.g. {@code SecretSealer::seal}. */
+        public Builder sealer(Function<String, SealedSecret> value) {
+            this.sealer = requireNonNull(value, "sealer");
+            return this;
+        }
+
+        /** Unique ids for batches and audit rows, e.g. {@code SnowflakeIds::nextId}. */
+        public Builder ids(LongSupplier value) {
+            this.ids = requireNonNull(value, "ids");
+            return this;
+        }
+
+        public Builder quotaReset(QuotaResetHook value) {
+            this.quotaReset = requireNonNull(value, "quotaReset");
+            return this;
+        }
+
+        /** Test hook: runs inside each batch's transaction, after its row is locked. */
+        Builder batchHook(Runnable value) {
+            this.batchHook = requireNonNull(value, "batchHook");
             return this;
         }
 
@@ -491,7 +587,9 @@ public final class PidPoolNode implements AutoCloseable {
         public PidPoolNode build() {
             requireNonNull(nodeId, "nodeId");
             requireNonNull(connectString, "zookeeper.connect");
-            requireNonNull(store, "store");
+            requireNonNull(repositories, "repositories");
+            requireNonNull(sealer, "sealer");
+            requireNonNull(ids, "ids");
             if (placement == null) {
                 LeaderSettings s = settings;
                 placement = grace ->

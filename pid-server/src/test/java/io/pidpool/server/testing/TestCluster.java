@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
 /**
@@ -41,6 +42,7 @@ public final class TestCluster implements AutoCloseable {
     public final Repositories repositories = database.repositories(Clock.systemUTC());
     public final RepositoryLeaderStore store = new RepositoryLeaderStore(repositories);
     public final Platform platform = new Platform();
+    private final AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
     public final List<PidPoolNode> nodes = new ArrayList<>();
     public final List<SimulatedInstance> instances = new ArrayList<>();
     private int nextInstance;
@@ -52,6 +54,16 @@ public final class TestCluster implements AutoCloseable {
                 .withRebalanceDelay(Duration.ZERO)
                 .withIntervals(Duration.ofMillis(500), Duration.ofSeconds(2), Duration.ofMillis(200))
                 .withFailurePolicy(Duration.ofSeconds(5), 3, Duration.ofMillis(300), Duration.ofMinutes(10));
+    }
+
+    /** Trivial reversible "sealing" for tests: key id {@code test}, the bytes reversed. */
+    public static SealedSecret seal(String plain) {
+        byte[] bytes = plain.getBytes(StandardCharsets.UTF_8);
+        byte[] reversed = new byte[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            reversed[i] = bytes[bytes.length - 1 - i];
+        }
+        return new SealedSecret("test", reversed);
     }
 
     public static SealedSecret secret(String pid) {
@@ -84,7 +96,9 @@ public final class TestCluster implements AutoCloseable {
                         .cluster(LAYOUT.cluster())
                         .sessionTimeout(Duration.ofSeconds(2))
                         .settings(settings())
-                        .store(store))
+                        .repositories(repositories)
+                        .sealer(TestCluster::seal)
+                        .ids(ids::incrementAndGet))
                 .build();
         nodes.add(node);
         node.start();
