@@ -43,6 +43,7 @@ final class LeaderTerm {
     private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
     private static final long PASS_DEBOUNCE_MILLIS = 20;
     private static final int BATCHES_PER_ROUND = 16;
+    private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
 
     private final NodeContext ctx;
     private final Consumer<PidPoolException> onFenced;
@@ -271,6 +272,7 @@ final class LeaderTerm {
                                 log.warn("rescan failed: {}", unwrap(error).getMessage());
                             } else {
                                 events.forEach(ctx.view()::replay);
+                                ctx.view().pruneTombstones(TOMBSTONE_AGE);
                             }
                             if (rescanAgain) {
                                 rescanAgain = false;

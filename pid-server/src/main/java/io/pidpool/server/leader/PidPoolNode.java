@@ -109,7 +109,7 @@ public final class PidPoolNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.view = new ZkView(layout);
+        this.view = new ZkView(layout, b.ticker);
         var scanner = new ZkScanner(() -> ZkSupport.zooKeeper(client), layout.namespace());
         this.io = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-io-" + nodeId);

@@ -4,6 +4,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
+import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.ZkLayout;
@@ -73,15 +74,20 @@ public final class ZkView {
     private final ZkLayout layout;
     private final Map<String, Entry> nodes = new HashMap<>();
     private final Map<String, Set<String>> children = new HashMap<>();
+    /** Deleted incarnations: path -> czxid, and when (ticker) each was recorded. */
     private final Map<String, Long> tombstones = new HashMap<>();
+
+    private final Map<String, Long> tombstoneTimes = new HashMap<>();
+    private final Ticker ticker;
     private final Map<ModuleKey, Map<InstanceId, InstanceEntry>> instances = new TreeMap<>();
     private final Map<ModuleKey, Map<InstanceId, Entry>> pidsNodes = new TreeMap<>();
     private final Map<InstanceKey, Map<String, PidEntry>> pidNodes = new TreeMap<>();
     private final Map<String, Set<PidEntry>> byPid = new HashMap<>();
     private final Set<String> reported = new HashSet<>();
 
-    public ZkView(ZkLayout layout) {
+    public ZkView(ZkLayout layout, Ticker ticker) {
         this.layout = layout;
+        this.ticker = ticker;
     }
 
     /** Applies one observation; stale ones are ignored. */
@@ -140,6 +146,7 @@ public final class ZkView {
     private void remove(String path, long czxid) {
         Entry current = nodes.get(path);
         tombstones.merge(path, czxid, Math::max);
+        tombstoneTimes.put(path, ticker.read());
         if (current == null || current.stat().czxid() > czxid) {
             return;
         }
@@ -327,8 +334,24 @@ public final class ZkView {
         return nodes.size();
     }
 
-    /** Forgets tombstones (bounded memory); only safe when no stale observation can still arrive. */
-    public void pruneTombstones() {
-        tombstones.clear();
+    /**
+     * Forgets tombstones recorded more than {@code age} ago, to bound memory. A stale observation of a
+     * deleted node can only be a watcher event or a scan result older than that; callers pass an age
+     * far above any such delay (minutes).
+     */
+    public void pruneTombstones(java.time.Duration age) {
+        long now = ticker.read();
+        long limit = age.toNanos();
+        tombstoneTimes.entrySet().removeIf(e -> {
+            boolean old = now - e.getValue() > limit;
+            if (old) {
+                tombstones.remove(e.getKey());
+            }
+            return old;
+        });
+    }
+
+    public int tombstones() {
+        return tombstones.size();
     }
 }

@@ -16,7 +16,8 @@ import java.util.Map;
 final class ViewFixture {
     static final ZkLayout LAYOUT = new ZkLayout("unit");
 
-    final ZkView view = new ZkView(LAYOUT);
+    final io.pidpool.core.testing.ManualTicker ticker = new io.pidpool.core.testing.ManualTicker();
+    final ZkView view = new ZkView(LAYOUT, ticker);
     private long zxid = 100;
     private final Map<String, NodeStat> stats = new HashMap<>();
 

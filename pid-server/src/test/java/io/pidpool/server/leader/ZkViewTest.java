@@ -47,6 +47,21 @@ class ZkViewTest {
     }
 
     @Test
+    void tombstonesAreForgottenOnlyWhenOld() {
+        String path = fx.pid(one, "p", PidState.DELETED, new Epoch(1), 11);
+        NodeStat old = fx.stat(path);
+        byte[] oldData = fx.view.node(path).data();
+        fx.delete(path);
+        fx.ticker.advance(java.time.Duration.ofMinutes(5));
+        fx.view.pruneTombstones(java.time.Duration.ofMinutes(10));
+        fx.view.replay(new NodeEvent.Upsert(path, oldData, old));
+        assertThat(fx.view.nodesOf("p")).isEmpty();
+        fx.ticker.advance(java.time.Duration.ofMinutes(6));
+        fx.view.pruneTombstones(java.time.Duration.ofMinutes(10));
+        assertThat(fx.view.tombstones()).isZero();
+    }
+
+    @Test
     void aListingRemovesOnlyChildrenThatExistedWhenItWasRead() {
         String gone = fx.pid(one, "gone", PidState.ADDED, new Epoch(1), 11);
         String parent = ViewFixture.LAYOUT.pids(M, one.instance());
