@@ -297,7 +297,15 @@ final class LeaderTerm {
             submit(intent);
         }
         writer.flush();
-        writeDatabase(decision);
+        try {
+            writeDatabase(decision);
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.FENCED) {
+                throw e;
+            }
+            // the rows and statuses are diffed again by the next pass
+            log.warn("database update of this pass failed: {}", e.getMessage());
+        }
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
