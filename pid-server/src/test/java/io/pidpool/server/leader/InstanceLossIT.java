@@ -93,6 +93,27 @@ class InstanceLossIT {
     }
 
     @Test
+    void whenMostInstancesVanishAtOnceTheBrakeHoldsTheirPidsBackAndRaisesAnAlert() {
+        List<String> pids = cluster.addPids(A, 4, "a", 40);
+        List<String> alerts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        cluster.startNode("s1", b -> b.alerts(alerts::add));
+        List<SimulatedInstance> doomed =
+                List.of(cluster.startInstance(A), cluster.startInstance(A), cluster.startInstance(A));
+        SimulatedInstance survivor = cluster.startInstance(A);
+        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
+        Set<String> own = survivor.held();
+        for (SimulatedInstance sim : doomed) {
+            sim.crash();
+            cluster.remove(sim);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> alerts.stream().anyMatch(a -> a.contains("brake engaged")));
+        // well past the grace period the survivor still holds only its own share: no stampede
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> survivor.held()
+                .equals(own));
+        cluster.assertNoDoubleLogin();
+    }
+
+    @Test
     void aGracefullyClosedInstanceHandsItsPidsOnWithoutWaiting() {
         List<String> pids = cluster.addPids(A, 2, "a", 40);
         cluster.startNode("s1", b -> b.settings(TestCluster.settings().withGrace(Duration.ofMinutes(5))));
