@@ -105,6 +105,7 @@ import org.slf4j.LoggerFactory;
 public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private static final Logger log = LoggerFactory.getLogger(CuratorWorkerIdRegistry.class);
     private static final AtomicInteger REGISTRIES = new AtomicInteger();
+    private static final AtomicInteger OWNERS = new AtomicInteger();
     private static final int CLAIM_ATTEMPTS = 5;
     private static final int MAX_HOST_PREFIX = 40;
 
@@ -772,8 +773,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             return "localhost";
         }
     }
-
-    private static final AtomicInteger OWNERS = new AtomicInteger();
 
     /** {@code <host>-<pid>-<n>}: unique per registry in this JVM, readable for operators. */
     static String defaultOwner(String host) {
