@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * A {@link ClientMain} running in its own JVM (same classpath as the test), observed through its
  * stdout lines and controlled through signals and stdin.
  *
- * <p>Faults: {@link #kill()} is SIGKILL, {@link #freeze()} / {@link #thaw()} are SIGSTOP / SIGCONT
+ * <p>Faults: {@link #kill()} is SIGKILL, {@link #stop()} / {@link #cont()} are SIGSTOP / SIGCONT
  * ({@code kill -STOP <pid>}), {@link #closeGracefully} asks the client to {@code close()}. Every
  * process is destroyed by {@link #close()} and, should a test not get there, by a JVM shutdown hook;
  * a client whose stdin closes (the test JVM died) exits on its own.
@@ -225,7 +225,7 @@ public final class ClientProcess implements AutoCloseable {
     }
 
     /** SIGSTOP: the JVM stops at once, every thread, without noticing. Returns the time it was sent. */
-    public long freeze() {
+    public long stop() {
         long at = System.nanoTime();
         signal("STOP");
         frozen = true;
@@ -234,7 +234,7 @@ public final class ClientProcess implements AutoCloseable {
     }
 
     /** SIGCONT. Returns the time it was sent. */
-    public long thaw() {
+    public long cont() {
         long at = System.nanoTime();
         signal("CONT");
         frozen = false;

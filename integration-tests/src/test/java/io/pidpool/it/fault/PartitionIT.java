@@ -80,7 +80,11 @@ class PartitionIT {
             assertThat(old.endNanos())
                     .as("A logged out of %s before its ephemeral node vanished", pid)
                     .isLessThan(vanish.lastSeenSentNanos());
-            assertThat(next.loginNanos() - vanish.lastSeenSentNanos()).isGreaterThan(grace);
+            assertThat(next.loginNanos() - vanish.lastSeenSentNanos())
+                    .as(
+                            "%s moved %d ms after A's ephemeral node vanished; grace is %d ms",
+                            pid, (next.loginNanos() - vanish.lastSeenSentNanos()) / 1_000_000, grace / 1_000_000)
+                    .isGreaterThan(grace);
             lastLogout = Math.max(lastLogout, old.endNanos());
             firstMove = Math.min(firstMove, next.loginNanos());
         }
