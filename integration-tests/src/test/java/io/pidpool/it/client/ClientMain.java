@@ -7,6 +7,8 @@ import io.pidpool.client.Registration;
 import io.pidpool.client.testing.TestSecrets;
 import io.pidpool.it.platform.PlatformClient;
 import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -60,7 +62,7 @@ public final class ClientMain {
             int eq = arg.indexOf('=');
             opts.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, "UTF-8");
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         String name = required(opts, "name");
         long actionInterval = Long.parseLong(opts.getOrDefault("actionIntervalMs", "50"));
         ClientMain app;

@@ -58,7 +58,7 @@ class ProcessPauseIT {
         ClientProcess a = world.process("A").orElseThrow();
         ClientProcess.Registered before = a.registration().orElseThrow();
         Duration t = world.checkGrace(a);
-        Duration freeze = t.dividedBy(6); // well below the T/3 pause budget
+        Duration freeze = t.dividedBy(8); // well below the T/3 pause budget, with room for a loaded machine
         long grace = world.leader().grace().toNanos();
 
         long stoppedAt = a.stop();
