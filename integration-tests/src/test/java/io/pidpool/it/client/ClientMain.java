@@ -5,6 +5,7 @@ import io.pidpool.client.PidClient;
 import io.pidpool.client.PidListener;
 import io.pidpool.client.Registration;
 import io.pidpool.client.testing.TestSecrets;
+import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.it.platform.PlatformClient;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -31,7 +32,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * recorded by the platform).
  *
  * <p>Arguments, {@code key=value}: {@code name, connect, cluster, module, sessionTimeoutMs, prefix,
- * platform} (host:port), optional {@code actionIntervalMs} (default 50).
+ * platform} (host:port), optional {@code actionIntervalMs} (default 50) and {@code secretKey} (base64
+ * AES key the leader seals passwords with; default: the SDK's {@code TestSecrets}).
  *
  * <p>Speaks to the test on stdout, one line per fact, each starting with {@code @@} (logging goes to
  * stderr): {@code STARTED}, {@code REGISTERED <instance> <sessionHex> <negotiatedTimeoutMs>
@@ -78,7 +80,10 @@ public final class ClientMain {
                     .sessionTimeout(Duration.ofMillis(Long.parseLong(required(opts, "sessionTimeoutMs"))))
                     .startTimeout(Duration.ofSeconds(30))
                     .closeTimeout(Duration.ofSeconds(10))
-                    .secretOpener(TestSecrets.opener())
+                    .secretOpener(
+                            opts.containsKey("secretKey")
+                                    ? SecretSealer.fromSingleKey(opts.get("secretKey"))::open
+                                    : TestSecrets.opener())
                     .listener(app.listener())
                     .build();
             client.start();

@@ -68,6 +68,8 @@ public final class ClientProcess implements AutoCloseable {
      * How to start a client.
      *
      * @param name the client's name on the platform and in logs (also the instance-id prefix)
+     * @param secretKey base64 AES key to open PID passwords with, or {@code null} for the SDK's
+     *     {@code TestSecrets} (what the fake leader seals with)
      */
     public record Spec(
             String name,
@@ -76,7 +78,8 @@ public final class ClientProcess implements AutoCloseable {
             String module,
             Duration sessionTimeout,
             String platformAddress,
-            Path logDirectory) {}
+            Path logDirectory,
+            String secretKey) {}
 
     private final Spec spec;
     private final Process process;
@@ -117,6 +120,9 @@ public final class ClientProcess implements AutoCloseable {
         command.add("sessionTimeoutMs=" + spec.sessionTimeout().toMillis());
         command.add("prefix=" + spec.name());
         command.add("platform=" + spec.platformAddress());
+        if (spec.secretKey() != null) {
+            command.add("secretKey=" + spec.secretKey());
+        }
         try {
             Files.createDirectories(spec.logDirectory());
             Path logFile = spec.logDirectory().resolve(spec.name() + ".log");

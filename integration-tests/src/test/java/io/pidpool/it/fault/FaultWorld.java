@@ -116,7 +116,14 @@ final class FaultWorld implements AutoCloseable {
     /** Starts a client JVM connected to ZooKeeper through {@code connectString} (e.g. a proxy). */
     ClientProcess client(String name, String connectString) {
         ClientProcess client = ClientProcess.start(new ClientProcess.Spec(
-                name, connectString, cluster, MODULE.toString(), REQUESTED_T, platform.address(), logDirectory));
+                name,
+                connectString,
+                cluster,
+                MODULE.toString(),
+                REQUESTED_T,
+                platform.address(),
+                logDirectory,
+                leader.secretKey().orElse(null)));
         clients.add(client);
         return client;
     }

@@ -4,6 +4,7 @@ import io.pidpool.core.model.ModuleKey;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The leader side of a fault scenario: whatever hands PIDs to the client JVMs through ZooKeeper
@@ -46,6 +47,14 @@ public interface LeaderUnderTest extends AutoCloseable {
 
     /** G: how long after observing an instance's ephemeral node gone the leader keeps its PIDs parked. */
     Duration grace();
+
+    /**
+     * The base64 AES key the leader seals PID passwords with (the clients get it to open them), or
+     * empty if it seals with the SDK's {@code TestSecrets}.
+     */
+    default Optional<String> secretKey() {
+        return Optional.empty();
+    }
 
     /** The leader's current view, PID to instance id, for diagnostics and messages. */
     Map<String, String> assignments(ModuleKey module);
