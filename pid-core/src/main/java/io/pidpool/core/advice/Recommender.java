@@ -35,6 +35,8 @@ import java.util.Set;
  *   <li><b>Only healthy PIDs, each once.</b> Only ACTIVE PIDs move (never COOLDOWN or DISABLED), a PID
  *       is named at most once per run, a PID moved into a module is not moved on, and modules passed
  *       as {@code frozen} (e.g. while their brake is engaged) neither give nor take.
+ *   <li><b>A module gives or takes</b>, not both, within a run: a move costs a logout and a login,
+ *       so PIDs are not passed through a module on their way elsewhere.
  *   <li><b>Bounded.</b> At most {@link RecommenderPolicy#maxMoves()} PIDs per run.
  *   <li><b>Deterministic.</b> The same report (whatever the order of its input lists) gives the same
  *       recommendations.
@@ -44,16 +46,21 @@ import java.util.Set;
  *
  * <p>Greedy, one PID at a time. Sources are modules with slack (quota projected to stay unused) and
  * more ACTIVE PIDs than their minimum; targets are modules with a shortfall (demand beyond the quota
- * left) — a module without one cannot gain from another PID. For each source, up to three
+ * left): a module without one cannot gain from another PID. For each source, up to three
  * candidates are weighed: its PID with the most quota left, the PID with the most quota left that
  * still fits in its slack (free for the source to give), and the next bigger one. Each (source
- * candidate, target) pair is priced exactly with the projection model ({@link WaterFill}), and the
+ * candidate, target) pair is priced exactly with the projection model ({@code WaterFill}), and the
  * move with the lowest cost delta is taken if it lowers the cost by more than the minimum saving and
- * its recommendation (the run of consecutive moves between the same two modules) also lowers the cost
- * when applied alone; otherwise the next best move is tried. Ties go to the target, source and PID id
- * in key order. After a move only the two modules it touched are priced again. Why this never raises
- * the cost: every accepted move is priced exactly in the state the moves before it leave, and is only
- * taken when that price is negative — see {@code docs/advice.md}.
+ * the recommendations it may end up in (all moves between the same two modules; the current run of
+ * consecutive ones) also lower the cost when applied alone; otherwise the next best move is tried.
+ * Ties go to the target, source and PID id in key order. After a move only the two modules it
+ * touched are priced again.
+ *
+ * <p>The moves are then grouped into one recommendation per pair of modules, in the order of each
+ * pair's first move, and that order is replayed from the snapshot with every move priced again; if
+ * some move would not save enough in that order, the greedy order (cut where the pair changes) is
+ * kept instead. Why this never raises the cost: every move is priced exactly in the state the moves
+ * before it leave and kept only when that price is negative (see {@code docs/advice.md}).
  *
  * <p>Cost per step: {@code O(S * T)} comparisons for S sources and T targets (each at most {@link
  * RecommenderPolicy#maxModulesPerSide()}) plus {@code O(S + T)} new what-if prices, each {@code

@@ -33,7 +33,7 @@ import java.util.Map;
  * overage is spread over the PIDs least over quota first. Each PID's overage is priced by the tariff
  * on its own (tiers are per account). PIDs in COOLDOWN or DISABLED get no new demand but keep the
  * overage they have. A module with demand but no ACTIVE PID is priced as if one account with no
- * quota left served it. The arithmetic is in {@link WaterFill}; the reasoning in {@code
+ * quota left served it. The arithmetic is in {@code WaterFill}; the reasoning in {@code
  * docs/advice.md}.
  *
  * <p>Cost: {@code O(P log P)} for P PIDs (one sort of positions per module), plus one tariff
