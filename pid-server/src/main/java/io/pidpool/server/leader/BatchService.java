@@ -3,6 +3,7 @@ package io.pidpool.server.leader;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Operation;
@@ -42,6 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class BatchService {
     private static final Logger log = LoggerFactory.getLogger(BatchService.class);
+    private static final int TORN_READ_ATTEMPTS = 5;
 
     private final Repositories repos;
     private final Function<String, SealedSecret> sealer;
@@ -109,7 +111,20 @@ public final class BatchService {
 
     /** The batch as stored now. */
     public Optional<BatchRecord> get(BatchId id) {
-        return repos.operations().find(requireNonNull(id, "id"));
+        requireNonNull(id, "id");
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return repos.operations().find(id);
+            } catch (PidPoolException e) {
+                // a read racing the leader's commit can come out torn (seen on H2: status DEALED but
+                // the results not yet visible), which the record refuses as INVALID_ARGUMENT; the
+                // commit is atomic, so reading again gives a consistent picture
+                if (e.code() != ErrorCode.INVALID_ARGUMENT || attempt >= TORN_READ_ATTEMPTS) {
+                    throw e;
+                }
+                log.debug("batch {} read torn ({}); reading again", id, e.getMessage());
+            }
+        }
     }
 
     /**
