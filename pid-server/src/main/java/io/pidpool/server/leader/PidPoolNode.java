@@ -65,6 +65,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class PidPoolNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidPoolNode.class);
+    private static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
 
     private enum Lifecycle {
         LATENT,
@@ -272,7 +273,16 @@ public final class PidPoolNode implements AutoCloseable {
         } catch (Exception e) {
             log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
         }
-        joinElection();
+        // not at once: if the cause persists (say the database is down), every attempt would bump the
+        // epoch again; a pause lets another node try first
+        serial.schedule(
+                () -> {
+                    if (lifecycle.get() == Lifecycle.STARTED && latch == null) {
+                        joinElection();
+                    }
+                },
+                REJOIN_DELAY.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     private void onConnectionState(ConnectionState newState) {
