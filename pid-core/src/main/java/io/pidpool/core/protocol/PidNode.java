@@ -1,0 +1,133 @@
+package io.pidpool.core.protocol;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.SealedSecret;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The data of a PID node {@code /modules/<module>/<instance>-pids/<pid>}: the leader's instruction
+ * (state, the epoch that wrote it, the ZooKeeper session of the instance it is meant for, and the
+ * account with its sealed secret) or the SDK's answer (the same with an -ED state, or an error).
+ *
+ * <p>The SDK acts only on a node whose {@code ownerSessionId} is its own session and whose epoch is
+ * not older than the newest it has seen, and answers with a versioned {@code setData}, so an answer
+ * can never overwrite an instruction it did not read.
+ *
+ * @param error why the SDK could not apply the instruction (e.g. {@code onAssigned} threw); empty if none
+ */
+public record PidNode(
+        String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account, String error) {
+
+    private static final int MAGIC = 'P';
+    private static final int VERSION = 1;
+
+    /** The account as the SDK needs it: everything but the secret in clear, the secret sealed. */
+    public record AccountPayload(
+            long monthlyQuota, long overageAllowance, SealedSecret secret, Map<String, String> attributes) {
+        public AccountPayload {
+            requireArgument(monthlyQuota >= 0, "monthlyQuota", "monthlyQuota must be >= 0");
+            requireArgument(overageAllowance >= 0, "overageAllowance", "overageAllowance must be >= 0");
+            requireNonNull(secret, "secret");
+            attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+        }
+    }
+
+    public PidNode {
+        io.pidpool.core.model.Names.requirePidId(pidId, "pid");
+        requireNonNull(state, "state");
+        requireNonNull(epoch, "epoch");
+        requireNonNull(account, "account");
+        error = error == null ? "" : error;
+    }
+
+    public static PidNode instruction(
+            String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account) {
+        requireArgument(state.isInstruction(), "state", "%s is not an instruction", state);
+        return new PidNode(pidId, state, epoch, ownerSessionId, account, "");
+    }
+
+    /** The SDK's answer: the -ED state of this instruction, everything else kept. */
+    public PidNode acknowledged() {
+        return new PidNode(pidId, state.ack(), epoch, ownerSessionId, account, "");
+    }
+
+    /** The SDK's report that it could not apply this instruction; the state stays as it was. */
+    public PidNode failed(String reason) {
+        return new PidNode(pidId, state, epoch, ownerSessionId, account, reason == null ? "failed" : reason);
+    }
+
+    public boolean hasError() {
+        return !error.isEmpty();
+    }
+
+    public byte[] encode() {
+        return WireFormat.encode(MAGIC, VERSION, out -> {
+            WireFormat.writeString(out, pidId);
+            out.writeByte(state.ordinal());
+            out.writeLong(epoch.value());
+            out.writeLong(ownerSessionId);
+            out.writeLong(account.monthlyQuota());
+            out.writeLong(account.overageAllowance());
+            WireFormat.writeString(out, account.secret().keyId());
+            WireFormat.writeBytes(out, account.secret().sealed());
+            writeAttributes(out, account.attributes());
+            WireFormat.writeString(out, error);
+        });
+    }
+
+    /** Decodes node data; anything malformed is an INVALID_ARGUMENT about field {@code pidNode}. */
+    public static PidNode decode(byte[] data) {
+        return WireFormat.decode(data, MAGIC, VERSION, "pidNode", in -> {
+            String pidId = WireFormat.readString(in, "pidNode.pid");
+            int ordinal = in.readUnsignedByte();
+            if (ordinal >= PidState.values().length) {
+                throw PidPoolException.invalid("pidNode", "pidNode has unknown state %d", ordinal);
+            }
+            PidState state = PidState.values()[ordinal];
+            Epoch epoch = new Epoch(in.readLong());
+            long owner = in.readLong();
+            long quota = in.readLong();
+            long allowance = in.readLong();
+            String keyId = WireFormat.readString(in, "pidNode.keyId");
+            byte[] sealed = WireFormat.readBytes(in, "pidNode.secret", WireFormat.MAX_BYTES);
+            Map<String, String> attributes = readAttributes(in);
+            String error = WireFormat.readString(in, "pidNode.error");
+            return new PidNode(
+                    pidId,
+                    state,
+                    epoch,
+                    owner,
+                    new AccountPayload(quota, allowance, new SealedSecret(keyId, sealed), attributes),
+                    error);
+        });
+    }
+
+    private static void writeAttributes(DataOutputStream out, Map<String, String> attributes) throws IOException {
+        out.writeInt(attributes.size());
+        for (var e : new java.util.TreeMap<>(attributes).entrySet()) {
+            WireFormat.writeString(out, e.getKey());
+            WireFormat.writeString(out, e.getValue());
+        }
+    }
+
+    private static Map<String, String> readAttributes(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0 || n > WireFormat.MAX_ENTRIES) {
+            throw PidPoolException.invalid("pidNode", "pidNode has an impossible attribute count %d", n);
+        }
+        var map = new LinkedHashMap<String, String>();
+        for (int i = 0; i < n; i++) {
+            map.put(WireFormat.readString(in, "pidNode.attribute"), WireFormat.readString(in, "pidNode.attribute"));
+        }
+        return map;
+    }
+}

@@ -1,0 +1,83 @@
+package io.pidpool.core.protocol;
+
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Names;
+
+/**
+ * The ZooKeeper layout of DESIGN.md §4. Paths are relative to the Curator namespace {@link
+ * #namespace()} ({@code pidpool/<cluster>}), so every client builds its Curator framework with that
+ * namespace and uses these paths as they are.
+ */
+public record ZkLayout(String cluster) {
+    public static final String DEFAULT_CLUSTER = "default";
+
+    public ZkLayout {
+        Names.requireToken(cluster, "cluster");
+    }
+
+    /** Curator namespace (no leading slash): {@code pidpool/<cluster>}. */
+    public String namespace() {
+        return "pidpool/" + cluster;
+    }
+
+    public String leader() {
+        return "/leader";
+    }
+
+    public String epoch() {
+        return "/epoch";
+    }
+
+    public String notifyNode() {
+        return "/notify";
+    }
+
+    public String modules() {
+        return "/modules";
+    }
+
+    public String module(ModuleKey module) {
+        return modules() + "/" + module;
+    }
+
+    /** The instance's EPHEMERAL registration node, created by the SDK. */
+    public String instance(ModuleKey module, InstanceId instance) {
+        return module(module) + "/" + instance.value();
+    }
+
+    /** The PERSISTENT node, created by the leader, under which the instance's PID nodes live. */
+    public String pids(ModuleKey module, InstanceId instance) {
+        return module(module) + "/" + instance.pidsNodeName();
+    }
+
+    public String pid(ModuleKey module, InstanceId instance, String pidId) {
+        return pids(module, instance) + "/" + Names.requirePidId(pidId, "pid");
+    }
+
+    public String workers(String group) {
+        return "/workers/" + Names.requireToken(group, "group");
+    }
+
+    public String worker(String group, String hash) {
+        return workers(group) + "/" + Names.requireToken(hash, "worker");
+    }
+
+    public String workerIds() {
+        return "/worker-ids";
+    }
+
+    public String workerId(int slot) {
+        return workerIds() + "/" + slot;
+    }
+
+    /** Whether a child name under a module node is a leader-owned pids node rather than an instance. */
+    public static boolean isPidsNodeName(String childName) {
+        return childName.endsWith(InstanceId.PIDS_SUFFIX);
+    }
+
+    /** The instance a pids node belongs to. */
+    public static InstanceId instanceOfPidsNode(String childName) {
+        return InstanceId.of(childName.substring(0, childName.length() - InstanceId.PIDS_SUFFIX.length()));
+    }
+}

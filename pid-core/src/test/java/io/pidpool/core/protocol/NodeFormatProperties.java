@@ -1,0 +1,92 @@
+package io.pidpool.core.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.SealedSecret;
+import java.util.Map;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.AlphaChars;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import net.jqwik.api.constraints.StringLength;
+import org.junit.jupiter.api.Test;
+
+class NodeFormatProperties {
+    @Property(tries = 1000)
+    void pidNodesRoundTrip(
+            @ForAll @AlphaChars @StringLength(min = 1, max = 40) String pid,
+            @ForAll PidState state,
+            @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long epoch,
+            @ForAll long session,
+            @ForAll @LongRange(min = 0, max = 1_000_000_000) long quota,
+            @ForAll byte[] sealedTail,
+            @ForAll @StringLength(max = 20) String error) {
+        byte[] sealed = new byte[sealedTail.length + 1];
+        System.arraycopy(sealedTail, 0, sealed, 1, sealedTail.length);
+        var node = new PidNode(
+                pid,
+                state,
+                new Epoch(epoch),
+                session,
+                new PidNode.AccountPayload(quota, 0, new SealedSecret("k1", sealed), Map.of("region", "eu")),
+                error);
+        PidNode back = PidNode.decode(node.encode());
+        assertThat(back).isEqualTo(node);
+    }
+
+    @Property(tries = 1000)
+    void garbageIsAClearErrorNeverACrash(@ForAll byte[] garbage) {
+        for (var decoder : new java.util.function.Function<?, ?>[] {
+            (byte[] b) -> PidNode.decode(b), (byte[] b) -> InstanceNode.decode(b)
+        }) {
+            @SuppressWarnings("unchecked")
+            var f = (java.util.function.Function<byte[], Object>) decoder;
+            try {
+                f.apply(garbage);
+            } catch (PidPoolException e) {
+                assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+            }
+        }
+    }
+
+    @Property(tries = 1000)
+    void everyTruncationOfAValidNodeIsRejected(@ForAll @IntRange(min = 0, max = 100) int cut) {
+        byte[] full = PidNode.instruction(
+                        "u1",
+                        PidState.ADDING,
+                        new Epoch(3),
+                        42,
+                        new PidNode.AccountPayload(10, 0, new SealedSecret("k1", new byte[] {1, 2}), Map.of()))
+                .encode();
+        if (cut >= full.length) {
+            return;
+        }
+        byte[] truncated = java.util.Arrays.copyOf(full, cut);
+        assertThatThrownBy(() -> PidNode.decode(truncated))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("pidNode");
+    }
+
+    @Test
+    void instanceNodesCarryThePidsPath() {
+        var node = InstanceNode.registering(2, "host-a");
+        var assigned =
+                InstanceNode.decode(node.withPidsPath("/modules/a#b#c/i1-pids").encode());
+        assertThat(assigned.pidsPath()).isEqualTo("/modules/a#b#c/i1-pids");
+        assertThat(assigned.weight()).isEqualTo(2);
+        assertThat(InstanceNode.decode(node.encode()).hasPidsPath()).isFalse();
+    }
+
+    @Test
+    void notifySignalsRoundTripAndRejectJunk() {
+        var signal = new NotifySignal(NotifySignal.Phase.DEALING, new io.pidpool.core.model.BatchId(77));
+        assertThat(NotifySignal.decode(signal.encode())).isEqualTo(signal);
+        assertThatThrownBy(() -> NotifySignal.decode("DONE|x".getBytes())).hasMessageContaining("notify data must be");
+    }
+}
