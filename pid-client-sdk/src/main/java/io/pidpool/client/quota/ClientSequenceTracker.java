@@ -96,6 +96,26 @@ public final class ClientSequenceTracker {
         return Verdict.NEW;
     }
 
+    /**
+     * Declares that {@code source} has used every number up to {@code lastUsed} (from {@link
+     * UsageEventLog#heads}): numbers beyond the highest seen become a gap. This finds a lost
+     * <em>last</em> event, which no later number would reveal.
+     */
+    public void expectUpTo(Source source, long lastUsed) {
+        requireNonNull(source, "source");
+        State s = states.computeIfAbsent(source, k -> new State());
+        if (lastUsed > s.max) {
+            s.missing.put(s.max + 1, lastUsed);
+            s.max = lastUsed;
+        }
+    }
+
+    /** Applies {@link #expectUpTo} for every client of a shard's heads. */
+    public void expectUpTo(UsageEventLog.Heads heads) {
+        heads.lastByClient()
+                .forEach((client, last) -> expectUpTo(new Source(heads.shard(), heads.incarnation(), client), last));
+    }
+
     /** Everything of {@code source} up to this number has arrived (0 if nothing). */
     public long contiguousUpTo(Source source) {
         State s = states.get(source);

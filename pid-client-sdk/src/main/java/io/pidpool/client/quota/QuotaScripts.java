@@ -48,6 +48,7 @@ final class QuotaScripts {
         EVENTS_READ("events_read.lua"),
         EVENTS_ACK("events_ack.lua"),
         EVENTS_OFFSET("events_offset.lua"),
+        EVENTS_HEADS("events_heads.lua"),
         EVENTS_TRIM("events_trim.lua");
 
         final String file;

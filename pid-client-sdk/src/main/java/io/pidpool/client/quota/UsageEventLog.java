@@ -88,6 +88,32 @@ public final class UsageEventLog {
         return offset instanceof String s ? s : START;
     }
 
+    /**
+     * The last sequence number each client has used in {@code shard}, and the shard's incarnation
+     * (empty before the first event). A consumer that reads these <em>before</em> reading the stream to
+     * its end can tell a lost last event from one not yet written: see {@link
+     * ClientSequenceTracker#expectUpTo}.
+     */
+    public Heads heads(int shard) {
+        keys.requireShard(shard);
+        List<Object> reply = scripts.run(Script.EVENTS_HEADS, List.of(keys.sequences(shard)));
+        String incarnation = "";
+        Map<String, Long> last = new HashMap<>();
+        for (int i = 0; i + 1 < reply.size(); i += 2) {
+            String field = (String) reply.get(i);
+            String value = (String) reply.get(i + 1);
+            if (field.equals("~inc")) {
+                incarnation = value;
+            } else {
+                last.put(field, Long.parseLong(value));
+            }
+        }
+        return new Heads(shard, incarnation, Map.copyOf(last));
+    }
+
+    /** The sequence heads of one shard: {@code clientId -> last number used}. */
+    public record Heads(int shard, String incarnation, Map<String, Long> lastByClient) {}
+
     /** Removes the events of {@code shard} that every registered consumer has acknowledged. */
     public long trim(int shard) {
         keys.requireShard(shard);

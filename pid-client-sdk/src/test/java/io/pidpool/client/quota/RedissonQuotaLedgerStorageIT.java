@@ -1,0 +1,192 @@
+package io.pidpool.client.quota;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.client.quota.testing.RedisProcess;
+import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.quota.DeductResult;
+import io.pidpool.core.quota.QuotaMonth;
+import io.pidpool.core.quota.QuotaUsage;
+import io.pidpool.core.testing.ManualClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+/** What the contract cannot see: the data as Redis holds it, expiry, script reloads, layout checks, outages. */
+class RedissonQuotaLedgerStorageIT {
+    private static final QuotaMonth NOV = QuotaMonth.parse("2026-11");
+    private static RedissonClient redisson;
+
+    private final String cluster = RedisSupport.randomCluster();
+    private final ManualClock clock = ManualClock.at("2026-11-20T10:00:00Z");
+    private RedissonQuotaLedger ledger;
+
+    @BeforeAll
+    static void connect() {
+        redisson = RedisSupport.client(RedisSupport.sharedUrl());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redisson.shutdown();
+    }
+
+    @AfterEach
+    void drop() {
+        if (ledger != null) {
+            ledger.close();
+            RedisSupport.drop(redisson, ledger.keys());
+        }
+    }
+
+    private String hget(String key, String field) {
+        return redisson.<String, String>getMap(key, StringCodec.INSTANCE).get(field);
+    }
+
+    @Test
+    void theLedgerIsPlainStringsUnderOneShardTag() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").clock(clock).build();
+        QuotaKeys keys = ledger.keys();
+        ledger.setLimit("u1", 10);
+        ledger.tryDeduct("u1", NOV, 7, "d1");
+        ledger.refund("u1", NOV, "d1", "r1", 2);
+        int shard = keys.shardOf("u1");
+
+        assertThat(hget(keys.pids(shard), "u1")).isEqualTo("10|1");
+        String usage = keys.usage("u1", NOV);
+        assertThat(usage).startsWith("pidpool:{" + cluster + ":" + shard + "}:");
+        assertThat(hget(usage, "used")).isEqualTo("5");
+        assertThat(hget(usage, "d:d1")).isEqualTo("7|7|10|2");
+        assertThat(hget(usage, "r:r1")).isEqualTo("d1|2|2|7|5");
+        assertThat(redisson.getKeys().getKeysStream().filter(k -> k.startsWith("pidpool:{" + cluster)))
+                .allSatisfy(k -> assertThat(k).matches("pidpool:\\{" + cluster + "(:\\d+)?}:.*"));
+        assertThat(redisson.<String>getBucket(keys.layout(), StringCodec.INSTANCE)
+                        .get())
+                .isEqualTo("shards=4");
+    }
+
+    @Test
+    void monthKeysExpireRetentionAfterTheLaterOfMonthEndAndLastWrite() {
+        // expiry is absolute (EXPIREAT) and Redis counts down on its own clock: use the real one
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
+        QuotaMonth current = new QuotaMonth(YearMonth.now(ZoneOffset.UTC));
+        ledger.setLimit("u1", 10);
+        Instant before = Instant.now();
+        ledger.tryDeduct("u1", current, 1, "d1");
+        long ttl = redisson.getKeys().remainTimeToLive(ledger.keys().usage("u1", current));
+
+        Instant expiry = current.next()
+                .value()
+                .atDay(1)
+                .atStartOfDay()
+                .toInstant(ZoneOffset.UTC)
+                .plus(Duration.ofDays(101));
+        assertThat(ttl)
+                .isBetween(
+                        Duration.between(before, expiry).toMillis() - 10_000,
+                        Duration.between(before, expiry).toMillis() + 1000);
+        assertThat(redisson.getKeys().remainTimeToLive(ledger.keys().deductionIndex(0, current)))
+                .as("no index without an indexed deduction")
+                .isEqualTo(-2);
+
+        QuotaMonth old = current.previous().previous().previous().previous().previous();
+        ledger.tryDeduct(new DeductRequest("u1", old, 1, "d1", true));
+        long oldTtl = redisson.getKeys().remainTimeToLive(ledger.keys().usage("u1", old));
+        assertThat(oldTtl)
+                .as("a past month lives retention after its last write, not 0")
+                .isBetween(
+                        Duration.ofDays(100).toMillis() - 10_000,
+                        Duration.ofDays(100).toMillis() + 1000);
+        assertThat(redisson.getKeys()
+                        .remainTimeToLive(
+                                ledger.keys().deductionIndex(ledger.keys().shardOf("u1"), old)))
+                .isBetween(
+                        Duration.ofDays(100).toMillis() - 10_000,
+                        Duration.ofDays(100).toMillis() + 1000);
+    }
+
+    @Test
+    void anotherShardCountForTheSameClusterIsRefused() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
+
+        assertThatThrownBy(() ->
+                        RedisSupport.ledger(redisson, cluster, "c2").shards(8).build())
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("shards=4")
+                .extracting(e -> ((PidPoolException) e).code())
+                .isEqualTo(ErrorCode.ILLEGAL_STATE);
+    }
+
+    @Test
+    void scriptsAreLoadedAgainAfterNoscriptAndAnOutageIsUnavailable() {
+        try (RedisProcess own = RedisProcess.start(false)) {
+            RedissonClient client = RedisSupport.client(own.url());
+            try (RedissonQuotaLedger mine =
+                    RedisSupport.ledger(client, cluster, "c1").build()) {
+                mine.setLimit("u1", 10);
+                assertThat(mine.tryDeduct("u1", NOV, 1, "d1").granted()).isTrue();
+
+                assertThat(RedisProcess.command(own.port(), "SCRIPT", "FLUSH")).isEqualTo("+OK");
+
+                assertThat(mine.tryDeduct("u1", NOV, 2, "d2")).isInstanceOf(DeductResult.Granted.class);
+                assertThat(mine.tryDeductAll(List.of(new DeductRequest("u1", NOV, 1, "d3", true))))
+                        .allMatch(DeductResult::granted);
+                assertThat(mine.usage("u1", NOV)).isEqualTo(new QuotaUsage("u1", NOV, 4, 10));
+
+                own.kill();
+
+                assertThatThrownBy(() -> mine.tryDeduct("u1", NOV, 1, "d4"))
+                        .isInstanceOf(PidPoolException.class)
+                        .extracting(e -> ((PidPoolException) e).code())
+                        .isEqualTo(ErrorCode.UNAVAILABLE);
+                assertThatThrownBy(() -> mine.usage("u1", NOV))
+                        .isInstanceOf(PidPoolException.class)
+                        .extracting(e -> ((PidPoolException) e).code())
+                        .isEqualTo(ErrorCode.UNAVAILABLE);
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void pipelinedDeductionsAnswerLikeSingleOnesAcrossShards() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
+        List<String> pids = List.of("p0", "p1", "p2", "p3", "p4", "p5");
+        pids.forEach(p -> ledger.setLimit(p, 3));
+        assertThat(pids.stream().map(ledger.keys()::shardOf).distinct().count()).isGreaterThan(1);
+
+        List<DeductRequest> batch = new java.util.ArrayList<>();
+        for (String p : pids) {
+            batch.add(new DeductRequest(p, NOV, 2, "a-" + p, true));
+            batch.add(new DeductRequest(p, NOV, 2, "b-" + p, true)); // exceeds: 2 + 2 > 3
+            batch.add(new DeductRequest(p, NOV, 2, "a-" + p, true)); // a retry within the batch
+        }
+
+        List<DeductResult> results = ledger.tryDeductAll(batch);
+
+        for (int i = 0; i < pids.size(); i++) {
+            String p = pids.get(i);
+            DeductResult.Granted g = new DeductResult.Granted(p, NOV, "a-" + p, 2, 2, 3);
+            assertThat(results.get(3 * i)).isEqualTo(g);
+            assertThat(results.get(3 * i + 1))
+                    .isEqualTo(
+                            new DeductResult.Rejected(p, NOV, "b-" + p, 2, DeductResult.Reason.QUOTA_EXHAUSTED, 2, 3));
+            assertThat(results.get(3 * i + 2)).isEqualTo(new DeductResult.AlreadyGranted(g));
+            assertThat(ledger.pidOfDeduction(ledger.keys().shardOf(p), NOV, "a-" + p))
+                    .contains(p);
+        }
+        assertThat(ledger.pidOfDeduction(0, NOV, "nope")).isEmpty();
+    }
+}
