@@ -31,8 +31,16 @@ public final class DeductionIds {
     public static String encode(QuotaMonth month, int shard, long snowflake) {
         requireArgument(shard >= 0 && shard < QuotaKeys.MAX_SHARDS, "shard", "shard out of range: %d", shard);
         requireArgument(snowflake >= 0, "snowflake", "Snowflake ids are never negative, was %d", snowflake);
-        return String.format(
-                "%04d%02d-%d-%d", month.value().getYear(), month.value().getMonthValue(), shard, snowflake);
+        int m = month.value().getMonthValue();
+        return new StringBuilder(32)
+                .append(month.value().getYear()) // 2000..9999: always four digits
+                .append(m < 10 ? "0" : "")
+                .append(m)
+                .append('-')
+                .append(shard)
+                .append('-')
+                .append(snowflake)
+                .toString();
     }
 
     /** Decodes an id made by {@link #encode}; anything else is {@code INVALID_ARGUMENT} on {@code deductionId}. */

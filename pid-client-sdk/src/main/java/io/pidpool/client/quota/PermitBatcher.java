@@ -53,6 +53,9 @@ final class PermitBatcher implements AutoCloseable {
     private final long timeoutNanos;
     private final Thread thread;
     private volatile boolean running = true;
+    // statistics, written by the flusher thread only
+    private volatile long roundTrips;
+    private volatile long attemptsSent;
 
     PermitBatcher(PermitIssuer issuer, int maxBatch, int queueCapacity, Duration requestTimeout, String name) {
         this.issuer = issuer;
@@ -164,6 +167,8 @@ final class PermitBatcher implements AutoCloseable {
                 return;
             }
             List<DeductResult> results = deductAll(requests);
+            roundTrips++;
+            attemptsSent += requests.size();
             List<Pending> again = new ArrayList<>();
             for (int i = 0; i < sent.size(); i++) {
                 Pending p = sent.get(i);
@@ -200,6 +205,12 @@ final class PermitBatcher implements AutoCloseable {
                 throw second;
             }
         }
+    }
+
+    /** Average deductions per round trip so far (for benchmarks and diagnosis). */
+    double averageBatch() {
+        long trips = roundTrips;
+        return trips == 0 ? 0 : (double) attemptsSent / trips;
     }
 
     @Override

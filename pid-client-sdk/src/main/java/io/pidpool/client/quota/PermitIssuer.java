@@ -358,6 +358,11 @@ public final class PermitIssuer implements AutoCloseable {
         return maxAttempts;
     }
 
+    /** Batched mode: average deductions per round trip so far; 0 in direct mode. */
+    double averageBatch() {
+        return batcher == null ? 0 : batcher.averageBatch();
+    }
+
     void reconcileQuietly() {
         reconcileIfDue();
     }

@@ -133,6 +133,11 @@ final class QuotaScripts {
      * script is atomic on its own). Returns their MULTI results in order.
      */
     List<Object> runBatch(List<Call> calls) {
+        if (calls.size() == 1) {
+            Call c = calls.get(0);
+            List<Object> reply = run(c.script(), c.keys(), c.args());
+            return List.of((Object) reply);
+        }
         for (int attempt = 0; ; attempt++) {
             try {
                 RBatch batch = redisson.createBatch(BatchOptions.defaults());

@@ -168,10 +168,12 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
             k.add(keys.pids(shard));
             k.add(keys.events(shard));
             k.add(keys.sequences(shard));
-            Object[] args = new Object[2 + 5 * idx.size()];
+            Object[] args = new Object[3 + 4 * idx.size()];
             args[0] = clientId;
             args[1] = incarnation;
-            int a = 2;
+            // one expiry for the whole call: the latest month's (a batch normally has one month)
+            QuotaMonth latest = requests.get(idx.get(0)).month();
+            int a = 3;
             for (int i : idx) {
                 DeductRequest r = requests.get(i);
                 k.add(keys.usage(r.pid(), r.month()));
@@ -180,8 +182,11 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 args[a++] = r.month().key();
                 args[a++] = r.deductionId();
                 args[a++] = Long.toString(r.amount());
-                args[a++] = expireAt(r.month());
+                if (r.month().compareTo(latest) > 0) {
+                    latest = r.month();
+                }
             }
+            args[2] = expireAt(latest);
             calls.add(new Call(Script.DEDUCT_BATCH, k, args));
         }
         List<Object> replies = scripts.runBatch(calls);

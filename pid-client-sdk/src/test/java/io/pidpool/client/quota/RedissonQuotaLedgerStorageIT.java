@@ -189,4 +189,67 @@ class RedissonQuotaLedgerStorageIT {
         }
         assertThat(ledger.pidOfDeduction(0, NOV, "nope")).isEmpty();
     }
+
+    @Test
+    void randomPipelinedBatchesAnswerExactlyLikeTheReferenceModel() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
+        java.util.SplittableRandom random = new java.util.SplittableRandom(2026_11_21);
+        List<String> pids = List.of("m0", "m1", "m2", "m3", "m4");
+        List<QuotaMonth> months = List.of(NOV, NOV.next());
+        java.util.Map<String, Long> limits = new java.util.HashMap<>();
+        java.util.Map<String, io.pidpool.core.quota.MonthLedger> models = new java.util.HashMap<>();
+        for (String p : pids) {
+            long limit = random.nextLong(0, 80);
+            ledger.setLimit(p, limit);
+            limits.put(p, limit);
+        }
+        for (int step = 0; step < 150; step++) {
+            List<DeductRequest> batch = new java.util.ArrayList<>();
+            int size = 1 + random.nextInt(12);
+            for (int i = 0; i < size; i++) {
+                batch.add(new DeductRequest(
+                        pids.get(random.nextInt(pids.size())),
+                        months.get(random.nextInt(months.size())),
+                        1 + random.nextInt(random.nextBoolean() ? 3 : 12),
+                        "d" + random.nextInt(25), // repeats: retries and conflicts, within and across batches
+                        random.nextBoolean()));
+            }
+            List<DeductResult> results = ledger.tryDeductAll(batch);
+            for (int i = 0; i < size; i++) {
+                DeductRequest r = batch.get(i);
+                io.pidpool.core.quota.MonthLedger model = models.computeIfAbsent(
+                        r.pid() + "|" + r.month(), k -> new io.pidpool.core.quota.MonthLedger(r.pid(), r.month()));
+                assertThat(results.get(i))
+                        .as("step %d, request %d: %s", step, i, r)
+                        .isEqualTo(model.deduct(r.deductionId(), r.amount(), limits.get(r.pid())));
+            }
+            if (random.nextInt(10) == 0) { // refunds and resets in between, through the single scripts
+                String p = pids.get(random.nextInt(pids.size()));
+                QuotaMonth m = months.get(random.nextInt(months.size()));
+                io.pidpool.core.quota.MonthLedger model =
+                        models.computeIfAbsent(p + "|" + m, k -> new io.pidpool.core.quota.MonthLedger(p, m));
+                if (random.nextBoolean()) {
+                    String d = "d" + random.nextInt(25);
+                    assertThat(ledger.refund(p, m, d, "r" + step, 1)).isEqualTo(model.refund(d, "r" + step, 1));
+                } else {
+                    ledger.reset(p, m);
+                    model.reset();
+                }
+            }
+        }
+        for (String p : pids) {
+            for (QuotaMonth m : months) {
+                io.pidpool.core.quota.MonthLedger model = models.get(p + "|" + m);
+                assertThat(ledger.usage(p, m).used()).isEqualTo(model == null ? 0 : model.used());
+            }
+        }
+        // and the log holds each grant once, in the order Redis granted them
+        List<UsageEvent> events = new java.util.ArrayList<>();
+        for (int s = 0; s < ledger.keys().shards(); s++) {
+            events.addAll(ledger.events().read(s, UsageEventLog.START, 10_000));
+        }
+        ClientSequenceTracker tracker = new ClientSequenceTracker();
+        assertThat(events).allSatisfy(e -> assertThat(tracker.accept(e)).isEqualTo(ClientSequenceTracker.Verdict.NEW));
+        assertThat(tracker.gaps()).isEmpty();
+    }
 }

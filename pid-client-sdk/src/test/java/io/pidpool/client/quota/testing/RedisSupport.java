@@ -31,6 +31,19 @@ public final class RedisSupport {
     private static String shared;
     private static RedisProcess sharedProcess;
 
+    static {
+        // without a logback-test.xml logback logs DEBUG: Netty and Redisson would log every command
+        quiet("io.netty");
+        quiet("org.redisson");
+    }
+
+    private static void quiet(String logger) {
+        if (org.slf4j.LoggerFactory.getLogger(logger) instanceof ch.qos.logback.classic.Logger l
+                && l.getLevel() == null) {
+            l.setLevel(ch.qos.logback.classic.Level.INFO);
+        }
+    }
+
     private RedisSupport() {}
 
     public static synchronized String sharedUrl() {
