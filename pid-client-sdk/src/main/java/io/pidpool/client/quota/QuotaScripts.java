@@ -175,9 +175,19 @@ final class QuotaScripts {
         return false;
     }
 
+    private static boolean isScriptFailure(Throwable e) {
+        String m = e.getMessage();
+        return m != null && (m.contains("user_script") || m.contains("Error running script"));
+    }
+
     static PidPoolException translate(String what, RuntimeException e) {
         if (e instanceof PidPoolException p) {
             return p;
+        }
+        if (e instanceof RedisException && isScriptFailure(e)) {
+            // a bug or a corrupted value, not an outage: retrying will not help
+            return new PidPoolException(
+                    ErrorCode.ILLEGAL_STATE, null, "Redis failed " + what + ": " + e.getMessage(), e);
         }
         if (e instanceof RedisException) {
             return unavailable(what, e);

@@ -5,13 +5,17 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
--- pids hash: pid -> "limit|epoch"; a PID without an entry has limit 0, epoch 0.
+-- pids hash: pid -> "limit|epoch"; a PID without an entry (or with a malformed one, written by
+-- something else than these scripts) has limit 0 and epoch 0: nothing is granted.
 local function pid_meta(pids_key, pid)
   local v = redis.call('HGET', pids_key, pid)
   if not v then
     return 0, 0
   end
   local limit, epoch = string.match(v, '^(%d+)|(%d+)$')
+  if not limit then
+    return 0, 0
+  end
   return tonumber(limit), tonumber(epoch)
 end
 

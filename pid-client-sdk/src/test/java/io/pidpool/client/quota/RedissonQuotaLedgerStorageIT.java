@@ -117,6 +117,19 @@ class RedissonQuotaLedgerStorageIT {
     }
 
     @Test
+    void aMalformedPidEntryWrittenByAnotherToolGrantsNothing() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
+        QuotaKeys keys = ledger.keys();
+        redisson.<String, String>getMap(keys.pids(keys.shardOf("u1")), StringCodec.INSTANCE)
+                .put("u1", "lots");
+
+        assertThat(ledger.tryDeduct("u1", NOV, 1, "d1"))
+                .isEqualTo(new DeductResult.Rejected("u1", NOV, "d1", 1, DeductResult.Reason.QUOTA_EXHAUSTED, 0, 0));
+        ledger.setLimit("u1", 3);
+        assertThat(ledger.tryDeduct("u1", NOV, 1, "d1").granted()).isTrue();
+    }
+
+    @Test
     void anotherShardCountForTheSameClusterIsRefused() {
         ledger = RedisSupport.ledger(redisson, cluster, "c1").build();
 
