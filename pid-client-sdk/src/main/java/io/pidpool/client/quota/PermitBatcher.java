@@ -51,23 +51,26 @@ final class PermitBatcher implements AutoCloseable {
     private final int maxBatch;
     private final BlockingQueue<Pending> queue;
     private final long timeoutNanos;
-    private final Thread thread;
+    private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running = true;
-    // statistics, written by the flusher thread only
-    private volatile long roundTrips;
-    private volatile long attemptsSent;
+    private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder attemptsSent = new java.util.concurrent.atomic.LongAdder();
 
-    PermitBatcher(PermitIssuer issuer, int maxBatch, int queueCapacity, Duration requestTimeout, String name) {
+    PermitBatcher(
+            PermitIssuer issuer, int maxBatch, int flushers, int queueCapacity, Duration requestTimeout, String name) {
         this.issuer = issuer;
         this.maxBatch = maxBatch;
         this.queue = new ArrayBlockingQueue<>(queueCapacity);
         this.timeoutNanos = requestTimeout.toNanos();
-        this.thread = new Thread(this::run, "pidpool-permit-batcher-" + name);
-        this.thread.setDaemon(true);
+        for (int i = 0; i < flushers; i++) {
+            Thread t = new Thread(this::run, "pidpool-permit-batcher-" + name + "-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
     }
 
     void start() {
-        thread.start();
+        threads.forEach(Thread::start);
     }
 
     Optional<Permit> submit(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
@@ -167,8 +170,8 @@ final class PermitBatcher implements AutoCloseable {
                 return;
             }
             List<DeductResult> results = deductAll(requests);
-            roundTrips++;
-            attemptsSent += requests.size();
+            roundTrips.increment();
+            attemptsSent.add(requests.size());
             List<Pending> again = new ArrayList<>();
             for (int i = 0; i < sent.size(); i++) {
                 Pending p = sent.get(i);
@@ -209,16 +212,18 @@ final class PermitBatcher implements AutoCloseable {
 
     /** Average deductions per round trip so far (for benchmarks and diagnosis). */
     double averageBatch() {
-        long trips = roundTrips;
-        return trips == 0 ? 0 : (double) attemptsSent / trips;
+        long trips = roundTrips.sum();
+        return trips == 0 ? 0 : (double) attemptsSent.sum() / trips;
     }
 
     @Override
     public void close() {
         running = false;
-        thread.interrupt();
+        threads.forEach(Thread::interrupt);
         try {
-            thread.join(TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
+            for (Thread t : threads) {
+                t.join(TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -105,7 +105,7 @@ public final class PermitIssuer implements AutoCloseable {
         this.settleNanos = b.settleDelay.toNanos();
         this.maxUncertain = b.maxUncertain;
         this.batcher = b.maxBatch > 0
-                ? new PermitBatcher(this, b.maxBatch, b.queueCapacity, b.requestTimeout, ledger.clientId())
+                ? new PermitBatcher(this, b.maxBatch, b.flushers, b.queueCapacity, b.requestTimeout, ledger.clientId())
                 : null;
     }
 
@@ -404,6 +404,7 @@ public final class PermitIssuer implements AutoCloseable {
         private Duration settleDelay = Duration.ofSeconds(5);
         private int maxUncertain = 100_000;
         private int maxBatch;
+        private int flushers = 1;
         private int queueCapacity = 10_000;
         private Duration requestTimeout = Duration.ofSeconds(10);
 
@@ -471,6 +472,16 @@ public final class PermitIssuer implements AutoCloseable {
         public Builder batching(int maxBatch) {
             requireArgument(maxBatch >= 1 && maxBatch <= 1000, "maxBatch", "must be within 1..1000, was %d", maxBatch);
             this.maxBatch = maxBatch;
+            return this;
+        }
+
+        /**
+         * Batched mode: how many batches may be in flight at once (1..16), each sent by its own thread;
+         * default 1.
+         */
+        public Builder flushers(int flushers) {
+            requireArgument(flushers >= 1 && flushers <= 16, "flushers", "must be within 1..16, was %d", flushers);
+            this.flushers = flushers;
             return this;
         }
 

@@ -100,8 +100,13 @@ class QuotaBenchmark {
         String url = System.getProperty("pidpool.bench.redis");
         RedisProcess own = url == null ? RedisProcess.start(false) : null;
         String redisUrl = url != null ? url : own.url();
-        RedissonClient redisson = RedisSupport.client(
-                redisUrl, c -> c.useSingleServer().setConnectionPoolSize(32).setConnectionMinimumIdleSize(16));
+        boolean epoll = Boolean.getBoolean("pidpool.bench.epoll");
+        RedissonClient redisson = RedisSupport.client(redisUrl, c -> {
+            c.useSingleServer().setConnectionPoolSize(32).setConnectionMinimumIdleSize(16);
+            if (epoll) {
+                c.setTransportMode(org.redisson.config.TransportMode.EPOLL);
+            }
+        });
         String cluster = RedisSupport.randomCluster();
         try (RedissonQuotaLedger ledger =
                 RedisSupport.ledger(redisson, cluster, "bench").build()) {
@@ -154,6 +159,14 @@ class QuotaBenchmark {
             };
             Op acquire = (thread, i) -> direct.tryAcquire(1).orElseThrow();
             Op acquireBatched = (thread, i) -> batched.tryAcquire(1).orElseThrow();
+            PermitIssuer batched2 = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(4).build())
+                    .batching(128)
+                    .flushers(2)
+                    .build();
+            Op acquireBatched2 = (thread, i) -> batched2.tryAcquire(1).orElseThrow();
 
             // "clearly not enough": PIDs whose whole limit is used, checked from the near cache
             Set<String> dry = Set.of("dry0", "dry1", "dry2", "dry3");
@@ -200,6 +213,7 @@ class QuotaBenchmark {
                     new Case("bare8", "bare evalSha, 8 threads", bare, 8),
                     new Case("direct8", "tryAcquire direct, 8 threads", acquire, 8),
                     new Case("batched8", "tryAcquire batched, 8 threads", acquireBatched, 8),
+                    new Case("batched8x2", "tryAcquire batched (2 flushers), 8 threads", acquireBatched2, 8),
                     new Case("near1", "near cache clearlyNotEnough, 1 thread", nearCheck, 1),
                     new Case("dry1", "tryAcquire, all held PIDs dry (near cache), 1 thread", dryAcquire, 1),
                     new Case("trip1", "Redis round trip (usage script), 1 thread", roundTrip, 1));
@@ -220,9 +234,10 @@ class QuotaBenchmark {
 
             StringBuilder out = new StringBuilder();
             out.append(String.format(
-                    "Redis %s, %d cores, load average %.1f, warm-up %s per case, %d interleaved rounds of %s;"
+                    "Redis %s (transport %s), %d cores, load average %.1f, warm-up %s per case, %d interleaved rounds of %s;"
                             + " median rate; CPU microseconds per operation (client JVM / redis-server)%n",
                     redisUrl,
+                    epoll ? "EPOLL" : "NIO",
                     Runtime.getRuntime().availableProcessors(),
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                             .getSystemLoadAverage(),
@@ -237,11 +252,13 @@ class QuotaBenchmark {
                         "%-55s %,12.0f /s   cpu %7.1f / %5.1f us/op   rounds %s%n",
                         c.name(), m, median(rounds, 1), median(rounds, 2), fmt(rounds)));
             });
-            out.append(
-                    String.format("batched mode: %.1f deductions per round trip on average%n", batched.averageBatch()));
+            out.append(String.format(
+                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 flushers)%n",
+                    batched.averageBatch(), batched2.averageBatch()));
             ratio(out, median, "direct1", "bare1", "tryAcquire / bare, 1 thread");
             ratio(out, median, "direct8", "bare8", "tryAcquire / bare, 8 threads");
             ratio(out, median, "batched8", "bare8", "batched / bare, 8 threads");
+            ratio(out, median, "batched8x2", "bare8", "batched (2 flushers) / bare, 8 threads");
             ratio(out, median, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
             Path file = Path.of("target", "benchmarks-quota.txt");
@@ -249,6 +266,7 @@ class QuotaBenchmark {
             Files.writeString(file, out.toString());
             direct.close();
             batched.close();
+            batched2.close();
             dryIssuer.close();
             dryIssuer.ledger().close();
             RedisSupport.drop(redisson, keys);
