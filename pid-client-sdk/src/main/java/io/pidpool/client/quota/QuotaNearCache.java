@@ -69,6 +69,9 @@ public final class QuotaNearCache implements AutoCloseable {
     private final AtomicReferenceArray<Shard> shards;
     private final Map<String, Observation> observations = new ConcurrentHashMap<>();
     private final Map<String, Meta> parsed = new ConcurrentHashMap<>();
+    /** pid -> its shard's near map: saves the crc32 on the hot path. */
+    private final Map<String, Shard> shardOfPid = new ConcurrentHashMap<>();
+
     private final Set<String> loading = ConcurrentHashMap.newKeySet();
 
     QuotaNearCache(
@@ -137,7 +140,11 @@ public final class QuotaNearCache implements AutoCloseable {
     }
 
     private Meta meta(String pid) {
-        Shard shard = shard(keys.shardOf(pid));
+        Shard shard = shardOfPid.get(pid);
+        if (shard == null) {
+            shard = shard(keys.shardOf(pid));
+            shardOfPid.put(pid, shard);
+        }
         String raw = shard.local.get(pid);
         if (raw == null) {
             if (loading.add(pid)) {
@@ -197,5 +204,6 @@ public final class QuotaNearCache implements AutoCloseable {
         }
         observations.clear();
         parsed.clear();
+        shardOfPid.clear();
     }
 }

@@ -42,8 +42,8 @@ import org.redisson.client.codec.StringCodec;
 @EnabledIfSystemProperty(named = "pidpool.bench", matches = "true")
 class QuotaBenchmark {
     private static final Duration WARMUP = Duration.ofSeconds(Long.getLong("pidpool.bench.warmup", 3));
-    private static final Duration MEASURE = Duration.ofSeconds(Long.getLong("pidpool.bench.seconds", 2));
-    private static final int ROUNDS = Integer.getInteger("pidpool.bench.rounds", 5);
+    private static final Duration MEASURE = Duration.ofMillis(Long.getLong("pidpool.bench.millis", 1000));
+    private static final int ROUNDS = Integer.getInteger("pidpool.bench.rounds", 15);
     private static final Set<String> PIDS = Set.of("b0", "b1", "b2", "b3");
 
     private final QuotaMonth month = new MonthlyWindow(ZoneOffset.UTC).current(Clock.systemUTC());
@@ -255,11 +255,12 @@ class QuotaBenchmark {
             out.append(String.format(
                     "batched mode: %.1f deductions per round trip on average (%.1f with 2 flushers)%n",
                     batched.averageBatch(), batched2.averageBatch()));
-            ratio(out, median, "direct1", "bare1", "tryAcquire / bare, 1 thread");
-            ratio(out, median, "direct8", "bare8", "tryAcquire / bare, 8 threads");
-            ratio(out, median, "batched8", "bare8", "batched / bare, 8 threads");
-            ratio(out, median, "batched8x2", "bare8", "batched (2 flushers) / bare, 8 threads");
-            ratio(out, median, "near1", "trip1", "near-cache check / Redis round trip");
+            out.append("ratios: median over rounds of (case / baseline measured in the same round)\n");
+            ratio(out, results, "direct1", "bare1", "tryAcquire / bare, 1 thread");
+            ratio(out, results, "direct8", "bare8", "tryAcquire / bare, 8 threads");
+            ratio(out, results, "batched8", "bare8", "batched / bare, 8 threads");
+            ratio(out, results, "batched8x2", "bare8", "batched (2 flushers) / bare, 8 threads");
+            ratio(out, results, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
             Path file = Path.of("target", "benchmarks-quota.txt");
             Files.createDirectories(file.getParent());
@@ -269,7 +270,13 @@ class QuotaBenchmark {
             batched2.close();
             dryIssuer.close();
             dryIssuer.ledger().close();
-            RedisSupport.drop(redisson, keys);
+            if (own == null) {
+                try {
+                    RedisSupport.drop(redisson, keys); // an own server is thrown away instead
+                } catch (RuntimeException e) {
+                    System.out.println("could not drop the benchmark's keys: " + e);
+                }
+            }
         } finally {
             redisson.shutdown();
             if (own != null) {
@@ -312,10 +319,30 @@ class QuotaBenchmark {
         return sorted.get(sorted.size() / 2);
     }
 
-    private static void ratio(StringBuilder out, Map<String, Double> median, String a, String b, String label) {
-        if (median.containsKey(a) && median.containsKey(b)) {
-            out.append(String.format("%-40s %.2f%n", label, median.get(a) / median.get(b)));
+    private static void ratio(StringBuilder out, Map<Case, List<double[]>> results, String a, String b, String label) {
+        List<double[]> ra = byId(results, a);
+        List<double[]> rb = byId(results, b);
+        if (ra == null || rb == null) {
+            return;
         }
+        List<Double> paired = new ArrayList<>();
+        for (int i = 0; i < Math.min(ra.size(), rb.size()); i++) {
+            paired.add(ra.get(i)[0] / rb.get(i)[0]);
+        }
+        List<Double> sorted = paired.stream().sorted().toList();
+        out.append(String.format(
+                "%-40s %.2f   per round %s%n",
+                label,
+                sorted.get(sorted.size() / 2),
+                paired.stream().map(r -> String.format("%.2f", r)).toList()));
+    }
+
+    private static List<double[]> byId(Map<Case, List<double[]>> results, String id) {
+        return results.entrySet().stream()
+                .filter(e -> e.getKey().id().equals(id))
+                .map(Map.Entry::getValue)
+                .findFirst()
+                .orElse(null);
     }
 
     private static String fmt(List<double[]> rounds) {

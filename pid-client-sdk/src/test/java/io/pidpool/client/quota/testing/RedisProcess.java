@@ -37,21 +37,28 @@ public final class RedisProcess implements AutoCloseable {
     private final Path dir;
     private final boolean durable;
     private final int port;
+    private final String binary;
     private Process process;
 
-    private RedisProcess(Path dir, boolean durable, int port) {
+    private RedisProcess(Path dir, boolean durable, int port, String binary) {
         this.dir = dir;
         this.durable = durable;
         this.port = port;
+        this.binary = binary;
     }
 
     /** Starts a server in a fresh directory under {@code java.io.tmpdir}. */
     public static RedisProcess start(boolean durable) {
+        return start(durable, binary());
+    }
+
+    /** Starts {@code binary} (a redis-server) in a fresh directory under {@code java.io.tmpdir}. */
+    public static RedisProcess start(boolean durable, String binary) {
         try {
             Path base = Path.of(System.getProperty("java.io.tmpdir"));
             Files.createDirectories(base);
             Path dir = Files.createTempDirectory(base, "redis-");
-            RedisProcess p = new RedisProcess(dir, durable, freePort());
+            RedisProcess p = new RedisProcess(dir, durable, freePort(), binary);
             p.launch();
             return p;
         } catch (IOException e) {
@@ -95,7 +102,7 @@ public final class RedisProcess implements AutoCloseable {
 
     private void launch() {
         List<String> args = new ArrayList<>(List.of(
-                binary(),
+                binary,
                 "--port",
                 Integer.toString(port),
                 "--bind",
@@ -150,6 +157,15 @@ public final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /** The redis-server packaged in embedded-redis for this OS and architecture. */
+    public static String embeddedBinary() {
+        try {
+            return ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("embedded-redis has no redis-server for this platform", e);
+        }
+    }
+
     /** The redis-server binary: PATH first, else the one inside embedded-redis. */
     public static synchronized String binary() {
         String path = System.getenv("PATH");
@@ -161,11 +177,7 @@ public final class RedisProcess implements AutoCloseable {
                 }
             }
         }
-        try {
-            return ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no redis-server on PATH and none in embedded-redis", e);
-        }
+        return embeddedBinary();
     }
 
     static int freePort() throws IOException {
