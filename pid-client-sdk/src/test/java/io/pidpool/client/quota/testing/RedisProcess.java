@@ -38,13 +38,15 @@ public final class RedisProcess implements AutoCloseable {
     private final boolean durable;
     private final int port;
     private final String binary;
+    private final List<String> extraArgs;
     private Process process;
 
-    private RedisProcess(Path dir, boolean durable, int port, String binary) {
+    private RedisProcess(Path dir, boolean durable, int port, String binary, List<String> extraArgs) {
         this.dir = dir;
         this.durable = durable;
         this.port = port;
         this.binary = binary;
+        this.extraArgs = List.copyOf(extraArgs);
     }
 
     /** Starts a server in a fresh directory under {@code java.io.tmpdir}. */
@@ -54,11 +56,16 @@ public final class RedisProcess implements AutoCloseable {
 
     /** Starts {@code binary} (a redis-server) in a fresh directory under {@code java.io.tmpdir}. */
     public static RedisProcess start(boolean durable, String binary) {
+        return start(durable, binary, List.of());
+    }
+
+    /** Starts {@code binary} with additional server arguments (e.g. {@code --cluster-enabled yes}). */
+    public static RedisProcess start(boolean durable, String binary, List<String> extraArgs) {
         try {
             Path base = Path.of(System.getProperty("java.io.tmpdir"));
             Files.createDirectories(base);
             Path dir = Files.createTempDirectory(base, "redis-");
-            RedisProcess p = new RedisProcess(dir, durable, freePort(), binary);
+            RedisProcess p = new RedisProcess(dir, durable, freePort(), binary, extraArgs);
             p.launch();
             return p;
         } catch (IOException e) {
@@ -120,6 +127,7 @@ public final class RedisProcess implements AutoCloseable {
         } else {
             args.addAll(List.of("--appendonly", "no"));
         }
+        args.addAll(extraArgs);
         try {
             process = new ProcessBuilder(args)
                     .redirectErrorStream(true)

@@ -95,6 +95,29 @@ public final class RedisSupport {
         return Redisson.create(config);
     }
 
+    /** A Redisson client for a Redis Cluster, with the same short timeouts and {@link StringCodec}. */
+    public static RedissonClient clusterClient(List<String> urls) {
+        Config config = new Config();
+        config.setCodec(StringCodec.INSTANCE);
+        config.setThreads(2);
+        config.setNettyThreads(6);
+        config.useClusterServers()
+                .addNodeAddress(urls.toArray(String[]::new))
+                .setClientName("pidpool-test-" + UUID.randomUUID().toString().substring(0, 8))
+                .setScanInterval(1000)
+                .setConnectTimeout(2000)
+                .setTimeout(2000)
+                .setRetryAttempts(2)
+                .setRetryDelay(new ConstantDelay(Duration.ofMillis(200)))
+                .setReconnectionDelay(new ConstantDelay(Duration.ofMillis(100)))
+                .setMasterConnectionMinimumIdleSize(2)
+                .setMasterConnectionPoolSize(16)
+                .setSubscriptionConnectionMinimumIdleSize(1)
+                .setSubscriptionConnectionPoolSize(4)
+                .setPingConnectionInterval(1000);
+        return Redisson.create(config);
+    }
+
     /** The connection name Redisson uses for {@code client} (see {@link #killConnections}). */
     public static String clientName(RedissonClient client) {
         return client.getConfig().useSingleServer().getClientName();
