@@ -14,6 +14,8 @@ import org.redisson.api.options.LocalCachedMapOptions;
 import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
 import org.redisson.api.options.LocalCachedMapOptions.SyncStrategy;
 import org.redisson.client.codec.StringCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one client knows about its PIDs' quota without asking Redis: enough to say "clearly not
@@ -44,6 +46,7 @@ import org.redisson.client.codec.StringCodec;
  * expire). The per-shard maps are created lazily, once, by compare-and-set into an array.
  */
 public final class QuotaNearCache implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(QuotaNearCache.class);
     /** One observation of a PID's usage, as a script reported it. */
     record Observation(QuotaMonth month, long used, long limit, long epoch, long atNanos) {}
 
@@ -136,20 +139,36 @@ public final class QuotaNearCache implements AutoCloseable {
      * instead; an older value is never written back.
      */
     void publish(String pid, String value) {
-        shard(keys.shardOf(pid)).map.replace(pid, value, value);
+        try {
+            shard(keys.shardOf(pid)).map.replace(pid, value, value);
+        } catch (RuntimeException e) {
+            throw QuotaScripts.translate("broadcasting the change of PID " + pid + " to near caches", e);
+        }
     }
 
+    /**
+     * The PID's parsed entry from the local cache, or {@code null} when it is not there (a load is
+     * then started in the background) or Redis cannot be reached: "unknown", never an exception.
+     */
     private Meta meta(String pid) {
-        Shard shard = shardOfPid.get(pid);
-        if (shard == null) {
-            shard = shard(keys.shardOf(pid));
-            shardOfPid.put(pid, shard);
-        }
-        String raw = shard.local.get(pid);
-        if (raw == null) {
-            if (loading.add(pid)) {
-                shard.map.getAsync(pid).whenComplete((v, e) -> loading.remove(pid));
+        String raw;
+        try {
+            Shard shard = shardOfPid.get(pid);
+            if (shard == null) {
+                shard = shard(keys.shardOf(pid));
+                shardOfPid.put(pid, shard);
             }
+            raw = shard.local.get(pid);
+            if (raw == null) {
+                if (loading.add(pid)) {
+                    shard.map.getAsync(pid).whenComplete((v, e) -> loading.remove(pid));
+                }
+                return null;
+            }
+        } catch (RuntimeException e) {
+            // creating a shard's map or starting a load talks to Redis; an outage only means "unknown"
+            loading.remove(pid);
+            log.debug("near cache entry of PID {} unavailable: {}", pid, e.toString());
             return null;
         }
         Meta m = parsed.get(pid);
@@ -173,6 +192,7 @@ public final class QuotaNearCache implements AutoCloseable {
         }
     }
 
+    /** The shard's map, created on first use (which talks to Redis, so it may throw). */
     private Shard shard(int s) {
         Shard shard = shards.get(s);
         if (shard == null) {

@@ -352,14 +352,12 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         broadcast(pid, (String) reply.get(0));
     }
 
+    /**
+     * If this throws, the change itself is done but not broadcast: other clients trust their old
+     * observations for at most maxObservationAge / metaTtl. Repeating the call broadcasts again.
+     */
     private void broadcast(String pid, String value) {
-        try {
-            nearCache.publish(pid, value);
-        } catch (RuntimeException e) {
-            // the change itself is done; other clients' caches now trust their observations for at
-            // most maxObservationAge / metaTtl
-            throw QuotaScripts.translate("broadcasting the change of PID " + pid + " to near caches", e);
-        }
+        nearCache.publish(pid, value);
     }
 
     /** Checks (and on first use records) the shard count in Redis; all processes must agree. */

@@ -167,6 +167,27 @@ class RedissonQuotaLedgerStorageIT {
                         .isInstanceOf(PidPoolException.class)
                         .extracting(e -> ((PidPoolException) e).code())
                         .isEqualTo(ErrorCode.UNAVAILABLE);
+                // a PID of a shard whose near map does not exist yet: creating it needs Redis
+                String elsewhere = java.util.stream.IntStream.range(0, 100)
+                        .mapToObj(i -> "x" + i)
+                        .filter(p -> mine.keys().shardOf(p) != mine.keys().shardOf("u1"))
+                        .findFirst()
+                        .orElseThrow();
+                assertThat(mine.nearCache().remaining(elsewhere, NOV)).isEmpty();
+                try (PermitIssuer issuer = PermitIssuer.builder()
+                        .ledger(mine)
+                        .held(new io.pidpool.client.quota.testing.FakeHold(java.util.Set.of(elsewhere)))
+                        .ids(io.pidpool.core.id.SnowflakeIds.builder()
+                                .workerId(9)
+                                .build())
+                        .settleDelay(java.time.Duration.ofHours(1))
+                        .build()) {
+                    assertThatThrownBy(() -> issuer.tryAcquire(1))
+                            .isInstanceOf(PidPoolException.class)
+                            .extracting(e -> ((PidPoolException) e).code())
+                            .isEqualTo(ErrorCode.UNAVAILABLE);
+                    assertThat(issuer.uncertainCount()).isEqualTo(1);
+                }
             } finally {
                 client.shutdown();
             }
