@@ -83,7 +83,11 @@ final class HandlerRunner implements AutoCloseable {
         while (!stopping.getAsBoolean()) {
             try {
                 if (permits.tryAcquire(50, TimeUnit.MILLISECONDS)) {
-                    return true;
+                    if (!stopping.getAsBoolean()) {
+                        return true;
+                    }
+                    permits.release();
+                    return false;
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

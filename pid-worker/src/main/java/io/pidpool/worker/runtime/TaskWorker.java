@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -178,7 +179,7 @@ final class TaskWorker implements AutoCloseable {
                 for (Chunk c : chunks) {
                     counts.putAll(store.countPending(group, c.ranges));
                 }
-                lastBacklog = Map.copyOf(counts);
+                lastBacklog = Collections.unmodifiableMap(counts);
                 metrics.backlog(counts);
             } catch (PidPoolException e) {
                 metrics.storeError("backlog");

@@ -17,7 +17,7 @@ import java.util.TreeMap;
  * TaskStoreContract} holds both to it). {@link #setAvailable(boolean) setAvailable(false)} makes
  * every call fail with UNAVAILABLE, to model a database outage. Thread-safe (one monitor).
  */
-public final class InMemoryTaskStore implements TaskStore {
+public class InMemoryTaskStore implements TaskStore {
     private final TreeMap<Long, Task> rows = new TreeMap<>();
     private long nextId = 1;
     private volatile boolean available = true;
