@@ -121,7 +121,7 @@ public final class CuratorRingMembership implements RingMembership {
         try {
             node.close();
         } catch (IOException | RuntimeException e) {
-            LOG.warn("worker {} could not delete its ring node; it goes with the session", memberId, e);
+            LOG.warn("worker {} could not delete its ring node ({}); it goes with the session", memberId, e.toString());
         }
         cache.close();
     }

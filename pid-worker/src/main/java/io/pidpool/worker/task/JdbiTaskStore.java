@@ -182,21 +182,32 @@ public final class JdbiTaskStore implements TaskStore {
     @Override
     public ReapResult reapExpiredLeases(String group, Instant now) {
         long nowMs = now.toEpochMilli();
+        // find first (a plain read), then update by primary key: an UPDATE that scanned the status
+        // index would lock index ranges and deadlock with claims on MariaDB
+        List<Long> expired = withHandle(h -> h.createQuery("SELECT id FROM " + TABLE
+                        + " WHERE task_group = :group AND status = 'RUNNING' AND lease_until_ms < :now ORDER BY id")
+                .bind("group", group)
+                .bind("now", nowMs)
+                .mapTo(Long.class)
+                .list());
+        if (expired.isEmpty()) {
+            return ReapResult.NONE;
+        }
         return inTransaction(h -> {
             int failed = h.createUpdate("UPDATE " + TABLE
                             + " SET status = 'FAILED', last_error = CONCAT('lease of ', owner_id, ' expired on the last attempt'),"
                             + " lease_until_ms = 0, updated_at_ms = :now"
-                            + " WHERE task_group = :group AND status = 'RUNNING' AND lease_until_ms < :now"
+                            + " WHERE id IN (<ids>) AND status = 'RUNNING' AND lease_until_ms < :now"
                             + " AND attempts >= max_attempts")
-                    .bind("group", group)
+                    .bindList("ids", expired)
                     .bind("now", nowMs)
                     .execute();
             int returned = h.createUpdate("UPDATE " + TABLE
                             + " SET status = 'PENDING', last_error = CONCAT('lease of ', owner_id, ' expired'),"
                             + " owner_id = NULL, claim_id = 0, lease_until_ms = 0, next_attempt_at_ms = :now,"
                             + " updated_at_ms = :now"
-                            + " WHERE task_group = :group AND status = 'RUNNING' AND lease_until_ms < :now")
-                    .bind("group", group)
+                            + " WHERE id IN (<ids>) AND status = 'RUNNING' AND lease_until_ms < :now")
+                    .bindList("ids", expired)
                     .bind("now", nowMs)
                     .execute();
             return returned == 0 && failed == 0 ? ReapResult.NONE : new ReapResult(returned, failed);
@@ -327,19 +338,42 @@ public final class JdbiTaskStore implements TaskStore {
     }
 
     private <T> T withHandle(HandleCallback<T, RuntimeException> callback) {
-        try {
-            return jdbi.withHandle(callback);
-        } catch (JdbiException e) {
-            throw unavailable(e);
-        }
+        return retryingTransient(() -> jdbi.withHandle(callback));
     }
 
     private <T> T inTransaction(HandleCallback<T, RuntimeException> callback) {
-        try {
-            return jdbi.inTransaction(callback);
-        } catch (JdbiException e) {
-            throw unavailable(e);
+        return retryingTransient(() -> jdbi.inTransaction(callback));
+    }
+
+    /**
+     * Runs {@code call}, repeating it up to twice when the database rolled it back as a deadlock
+     * victim or serialization failure (SQLSTATE 40xxx): every statement here is conditional, so a
+     * repeat is safe. Other failures become UNAVAILABLE at once.
+     */
+    private static <T> T retryingTransient(java.util.function.Supplier<T> call) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.get();
+            } catch (JdbiException e) {
+                if (attempt >= 3 || !isTransient(e)) {
+                    throw unavailable(e);
+                }
+            }
         }
+    }
+
+    private static boolean isTransient(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("40")) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
     }
 
     private static PidPoolException unavailable(JdbiException e) {
