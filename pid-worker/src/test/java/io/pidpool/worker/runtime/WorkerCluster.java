@@ -84,8 +84,8 @@ final class WorkerCluster implements AutoCloseable {
         this.zk = zk;
         this.db = db;
         this.config = config;
-        TaskSchema.migrate(db.dataSource());
-        this.store = JdbiTaskStore.create(db.dataSource());
+        TaskSchema.migrate(db.directDataSource());
+        this.store = JdbiTaskStore.create(db.directDataSource());
     }
 
     /** The default handler: simulated work, then record and apply the idempotent effect. */

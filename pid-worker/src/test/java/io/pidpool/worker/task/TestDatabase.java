@@ -35,24 +35,37 @@ public final class TestDatabase implements AutoCloseable {
     private final String name;
     private final String adminUrl;
     private final HikariDataSource dataSource;
+    private final HikariDataSource direct;
     private final TcpProxy proxy;
     private final Server h2Server;
 
     private TestDatabase(
-            Kind kind, String name, String adminUrl, String url, TcpProxy proxy, Server h2Server, int poolSize) {
+            Kind kind,
+            String name,
+            String adminUrl,
+            String url,
+            String directUrl,
+            TcpProxy proxy,
+            Server h2Server,
+            int poolSize) {
         this.kind = kind;
         this.name = name;
         this.adminUrl = adminUrl;
         this.proxy = proxy;
         this.h2Server = h2Server;
+        this.dataSource = pool(url, poolSize, name);
+        this.direct = proxy == null ? dataSource : pool(directUrl, 2, name + "-direct");
+    }
+
+    private static HikariDataSource pool(String url, int size, String name) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(url);
-        c.setMaximumPoolSize(poolSize);
+        c.setMaximumPoolSize(size);
         c.setMinimumIdle(0);
         c.setConnectionTimeout(1000);
         c.setValidationTimeout(500);
         c.setPoolName("test-" + name);
-        this.dataSource = new HikariDataSource(c);
+        return new HikariDataSource(c);
     }
 
     public static TestDatabase open(Kind kind) {
@@ -66,7 +79,7 @@ public final class TestDatabase implements AutoCloseable {
                 case H2 -> {
                     if (!proxied) {
                         String url = "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1";
-                        return new TestDatabase(kind, name, url, url, null, null, poolSize);
+                        return new TestDatabase(kind, name, url, url, url, null, null, poolSize);
                     }
                     System.setProperty("h2.bindAddress", "127.0.0.1");
                     Server server = Server.createTcpServer("-tcpPort", "0", "-ifNotExists")
@@ -75,7 +88,7 @@ public final class TestDatabase implements AutoCloseable {
                     String db = "mem:" + name + ";DB_CLOSE_DELAY=-1";
                     String admin = "jdbc:h2:tcp://127.0.0.1:" + server.getPort() + "/" + db;
                     String url = "jdbc:h2:tcp://127.0.0.1:" + proxy.port() + "/" + db;
-                    return new TestDatabase(kind, name, admin, url, proxy, server, poolSize);
+                    return new TestDatabase(kind, name, admin, url, admin, proxy, server, poolSize);
                 }
                 case POSTGRES -> {
                     String base = env("PIDPOOL_TEST_POSTGRES_URL");
@@ -83,7 +96,7 @@ public final class TestDatabase implements AutoCloseable {
                     String url = withParam(base, "currentSchema=" + name);
                     TcpProxy proxy = proxied ? proxyFor(base) : null;
                     return new TestDatabase(
-                            kind, name, base, proxy == null ? url : viaProxy(url, proxy), proxy, null, poolSize);
+                            kind, name, base, proxy == null ? url : viaProxy(url, proxy), url, proxy, null, poolSize);
                 }
                 case MARIADB -> {
                     String base = env("PIDPOOL_TEST_MARIADB_URL");
@@ -91,7 +104,7 @@ public final class TestDatabase implements AutoCloseable {
                     String url = base.replaceFirst("(jdbc:mariadb://[^/]+/)[^?]*", "$1" + name);
                     TcpProxy proxy = proxied ? proxyFor(base) : null;
                     return new TestDatabase(
-                            kind, name, base, proxy == null ? url : viaProxy(url, proxy), proxy, null, poolSize);
+                            kind, name, base, proxy == null ? url : viaProxy(url, proxy), url, proxy, null, poolSize);
                 }
                 default -> throw new IllegalArgumentException(kind.toString());
             }
@@ -102,6 +115,11 @@ public final class TestDatabase implements AutoCloseable {
 
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    /** Connections that bypass the proxy: for a test's own set-up and checks. */
+    public DataSource directDataSource() {
+        return direct;
     }
 
     public Kind kind() {
@@ -120,6 +138,7 @@ public final class TestDatabase implements AutoCloseable {
     @Override
     public void close() {
         dataSource.close();
+        direct.close();
         if (proxy != null) {
             proxy.close();
         }
