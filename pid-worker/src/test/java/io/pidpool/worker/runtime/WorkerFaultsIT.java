@@ -63,11 +63,11 @@ class WorkerFaultsIT {
             };
             c.start("w1", handler);
             c.start("w2", handler);
-            c.enqueue(500);
+            c.enqueue(200);
             long poison = enqueueOne(c, "poison", 3);
 
             await().atMost(Duration.ofSeconds(30))
-                    .until(() -> c.store.find(poison).orElseThrow().status().isFinal() && c.done() == 500);
+                    .until(() -> c.store.find(poison).orElseThrow().status().isFinal() && c.done() == 200);
 
             Task p = c.store.find(poison).orElseThrow();
             assertThat(p.status()).isEqualTo(TaskStatus.FAILED);
