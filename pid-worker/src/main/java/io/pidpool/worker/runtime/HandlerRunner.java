@@ -61,12 +61,13 @@ final class HandlerRunner implements AutoCloseable {
 
     /**
      * Runs {@code tasks} and waits for every outcome (bounded by the handler timeout). Once {@code
-     * stopping} says so, tasks not yet started are returned as {@link NotStarted}.
+     * mayStart} says no (stopping, or too little of the lease left), tasks not yet started are
+     * returned as {@link NotStarted}.
      */
-    List<Outcome> runAll(List<Task> tasks, BooleanSupplier stopping) {
+    List<Outcome> runAll(List<Task> tasks, BooleanSupplier mayStart) {
         List<CompletableFuture<Outcome>> results = new ArrayList<>(tasks.size());
         for (Task task : tasks) {
-            if (!acquire(stopping)) {
+            if (!acquire(mayStart)) {
                 results.add(CompletableFuture.completedFuture(new NotStarted(task)));
                 continue;
             }
@@ -79,11 +80,11 @@ final class HandlerRunner implements AutoCloseable {
         return outcomes;
     }
 
-    private boolean acquire(BooleanSupplier stopping) {
-        while (!stopping.getAsBoolean()) {
+    private boolean acquire(BooleanSupplier mayStart) {
+        while (mayStart.getAsBoolean()) {
             try {
                 if (permits.tryAcquire(50, TimeUnit.MILLISECONDS)) {
-                    if (!stopping.getAsBoolean()) {
+                    if (mayStart.getAsBoolean()) {
                         return true;
                     }
                     permits.release();

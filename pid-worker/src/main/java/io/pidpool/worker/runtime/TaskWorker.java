@@ -38,6 +38,10 @@ import org.slf4j.LoggerFactory;
  * poll interval, so a busy range cannot starve the others and idle ranges cost one query per chunk
  * per poll interval.
  *
+ * <p><b>Lease.</b> A claimed task whose handler has not started {@link
+ * WorkerConfig#latestStartAfterClaim()} after the claim is released instead (a batch of slow
+ * handlers queued behind few threads), so every handler ends before the lease does.
+ *
  * <p><b>Settlement.</b> If the store fails while settling, the settlement is kept and retried
  * before the next claim. Each step is conditional on the claim id and status RUNNING, so a retry
  * after an unknown outcome is harmless; a settlement older than two leases is dropped (the reaper
@@ -148,7 +152,9 @@ final class TaskWorker implements AutoCloseable {
         if (claimed.isEmpty()) {
             return 0;
         }
-        List<Outcome> outcomes = runner.runAll(claimed, () -> stopping);
+        // no handler may start so late that it could still run when the lease ends (docs/worker.md)
+        long latestStart = started + config.latestStartAfterClaim().toNanos();
+        List<Outcome> outcomes = runner.runAll(claimed, () -> !stopping && ticker.read() - latestStart < 0);
         settle(claim.claimId(), outcomes, started);
         return claimed.size();
     }

@@ -110,6 +110,15 @@ public record WorkerConfig(
         return b;
     }
 
+    /**
+     * How long after a claim a handler of the batch may still start: {@code lease - handlerTimeout -
+     * lease/10}. A handler started then ends (or is interrupted) by {@code lease - lease/10}; the
+     * last tenth of the lease covers settling and clock skew between workers.
+     */
+    public Duration latestStartAfterClaim() {
+        return lease.minus(handlerTimeout).minus(lease.dividedBy(10));
+    }
+
     /** Retry delay after the {@code attempts}-th failed attempt: {@code retryBackoff * 2^(attempts-1)}, capped. */
     public Duration backoffAfter(int attempts) {
         int doublings = Math.max(0, Math.min(attempts - 1, 30));

@@ -316,6 +316,24 @@ class TaskWorkerTest {
     }
 
     @Test
+    void tasksThatCouldNotStartEarlyEnoughInTheLeaseAreReleased() {
+        config = config.toBuilder().concurrency(1).batchSize(4).build();
+        // lease 30 s, handler timeout 10 s: the last start is 17 s after the claim
+        assertThat(config.latestStartAfterClaim()).isEqualTo(Duration.ofSeconds(17));
+        TaskWorker w = worker("w1", StaticRingMembership.alone("w1"), t -> {
+            runs.computeIfAbsent(t.id(), id -> new AtomicInteger()).incrementAndGet();
+            ticker.advance(Duration.ofSeconds(9)); // a slow handler
+        });
+        List<Long> ids = enqueue(4, "l");
+        assertThat(w.runOnce()).isEqualTo(4);
+        // started at 0 s and 9 s; at 18 s the third may no longer start
+        assertThat(runs).hasSize(2);
+        assertThat(ids.stream().map(this::task).filter(t -> t.status() == TaskStatus.PENDING))
+                .hasSize(2)
+                .allMatch(t -> t.attempts() == 0);
+    }
+
+    @Test
     void onStopTasksNotYetStartedAreReleasedWithTheirAttemptGivenBack() {
         config = config.toBuilder().concurrency(1).batchSize(5).build();
         TaskWorker[] self = new TaskWorker[1];
