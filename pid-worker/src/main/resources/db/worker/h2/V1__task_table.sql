@@ -19,5 +19,7 @@ CREATE TABLE pidpool_task (
     CONSTRAINT pidpool_task_status_ck CHECK (status IN ('PENDING', 'RUNNING', 'DONE', 'FAILED')),
     CONSTRAINT pidpool_task_slot_ck CHECK (slot >= 0 AND slot < 4294967296)
 );
--- the fetch: task_group = ? AND status = 'PENDING' AND slot >= ? AND slot < ? ... ORDER BY id LIMIT ?
-CREATE INDEX pidpool_task_fetch_idx ON pidpool_task (task_group, status, slot);
+-- the fetch: task_group = ? AND status = 'PENDING' AND (slot ranges) ORDER BY id LIMIT ?
+-- walks PENDING rows in id order and stops after LIMIT matches, so its cost does not grow with
+-- the backlog (an index on slot would read every PENDING row of the ranges to sort them by id)
+CREATE INDEX pidpool_task_fetch_idx ON pidpool_task (task_group, status, id);

@@ -55,9 +55,9 @@ public record WorkerConfig(
                 "concurrency must be in 1..256, was %d",
                 concurrency);
         requireArgument(
-                rangesPerQuery >= 1 && rangesPerQuery <= 256,
+                rangesPerQuery >= 1 && rangesPerQuery <= 4096,
                 "rangesPerQuery",
-                "rangesPerQuery must be in 1..256, was %d",
+                "rangesPerQuery must be in 1..4096, was %d",
                 rangesPerQuery);
         positive(pollInterval, "pollInterval");
         positive(lease, "lease");
@@ -135,7 +135,7 @@ public record WorkerConfig(
         private int virtualNodes = 512;
         private int batchSize = 100;
         private int concurrency = 8;
-        private int rangesPerQuery = 32;
+        private int rangesPerQuery = 1024;
         private Duration pollInterval = Duration.ofMillis(500);
         private Duration lease = Duration.ofSeconds(30);
         private Duration handlerTimeout = Duration.ofSeconds(10);

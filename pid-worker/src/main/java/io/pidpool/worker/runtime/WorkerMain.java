@@ -25,8 +25,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * The standalone worker: {@code java -jar pid-worker.jar --config worker.yml} joins the ring and
@@ -192,6 +194,9 @@ public final class WorkerMain implements Callable<Integer> {
         @ParentCommand
         WorkerMain parent;
 
+        @Spec
+        CommandSpec spec;
+
         @Option(names = "--type", required = true, description = "task type (default handler: " + LOG_TYPE + ")")
         String type;
 
@@ -215,7 +220,7 @@ public final class WorkerMain implements Callable<Integer> {
                         .enqueue(
                                 NewTask.of(cfg.group, type, key, body).withMaxAttempts(maxAttempts),
                                 Clock.systemUTC().instant());
-                System.out.println(id);
+                spec.commandLine().getOut().println(id);
             }
             return 0;
         }

@@ -9,6 +9,8 @@ import io.pidpool.worker.task.TaskSchema;
 import io.pidpool.worker.task.TaskStatus;
 import io.pidpool.worker.task.TaskStore;
 import java.io.File;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -71,20 +73,23 @@ class WorkerMainIT {
                                                 .size()
                                         == 2);
 
-                Process enqueue = launch(
-                        dir.resolve("enqueue.log"),
-                        "--config",
-                        yml.toString(),
-                        "enqueue",
-                        "--type",
-                        "pidpool.log",
-                        "--key",
-                        "smoke",
-                        "--body",
-                        "{\"hello\":1}");
-                assertThat(enqueue.waitFor(60, TimeUnit.SECONDS)).isTrue();
-                assertThat(enqueue.exitValue()).isZero();
-                assertThat(Files.readString(dir.resolve("enqueue.log")).strip()).matches("(?s).*\\b1$");
+                StringWriter printed = new StringWriter();
+                int rc = WorkerMain.run(
+                        new String[] {
+                            "--config",
+                            yml.toString(),
+                            "enqueue",
+                            "--type",
+                            "pidpool.log",
+                            "--key",
+                            "smoke",
+                            "--body",
+                            "{\"hello\":1}"
+                        },
+                        new PrintWriter(printed, true),
+                        new PrintWriter(new StringWriter(), true));
+                assertThat(rc).isZero();
+                assertThat(printed.toString().strip()).isEqualTo("1");
 
                 JdbcDataSource ds = new JdbcDataSource();
                 ds.setURL(url);
