@@ -99,10 +99,17 @@ public final class WorkerPool implements AutoCloseable {
     /** Migrates the task table (if built with a data source), joins the ring and starts polling. */
     public WorkerPool start() {
         requireState(state.compareAndSet(State.LATENT, State.STARTED), "worker %s was already started", memberId);
-        if (migrateDataSource != null) {
-            TaskSchema.migrate(migrateDataSource);
+        try {
+            if (migrateDataSource != null) {
+                TaskSchema.migrate(migrateDataSource);
+            }
+            membership.start();
+        } catch (RuntimeException e) {
+            state.set(State.CLOSED);
+            membership.close();
+            worker.close();
+            throw e;
         }
-        membership.start();
         loop.start();
         LOG.info("worker {} of group {} started ({} virtual nodes)", memberId, group, config.virtualNodes());
         return this;

@@ -140,7 +140,10 @@ class WorkerRingIT {
                     .orElseThrow();
             long recoveryMs = (recovered - killedAt) / 1_000_000;
             long ringMs = (ringChangedAt - killedAt) / 1_000_000;
-            long bound = sessionMs + 1_000 + CONFIG.pollInterval().toMillis() + 1_500;
+            // ZooKeeper's part: the session expires T (+ a tick) after the last heartbeat; loose for
+            // a loaded machine. Ours: once the survivors see the ring, the ranges run within one
+            // poll interval plus a batch.
+            long bound = ringMs + CONFIG.pollInterval().toMillis() + 1_000;
             System.out.printf(
                     "[worker-ring %s] kill: T=%d ms, ring without the dead worker after <= %d ms, its ranges"
                             + " processed again after %d ms (bound %d ms); duplicates %d (window %d);"
@@ -158,6 +161,8 @@ class WorkerRingIT {
                     c.members.values().stream()
                             .mapToLong(m -> m.metrics.reapedReturned())
                             .sum());
+            System.out.printf("[worker-ring %s] dead worker's metrics: %s%n", kind, victim.metrics);
+            assertThat(ringMs).isLessThanOrEqualTo(sessionMs + 5_000L);
             assertThat(recoveryMs).isLessThanOrEqualTo(bound);
             // the new worker took work only from its neighbours' ranges and did run tasks
             assertThat(c.executions).anyMatch(e -> e.member().equals("w5"));
