@@ -161,6 +161,7 @@ final class TaskWorker implements AutoCloseable {
 
     /** Reaps expired leases, counts the backlog and purges old DONE rows, each when due. */
     void maintain() {
+        refreshChunks();
         long now = ticker.read();
         if (now - nextReap >= 0) {
             nextReap = now + config.reapInterval().toNanos();
@@ -296,6 +297,7 @@ final class TaskWorker implements AutoCloseable {
         chunks = List.copyOf(next);
         cursor = 0;
         owned = mine;
+        nextBacklog = now; // count the new ranges at the next maintenance
         LOG.debug(
                 "worker {} owns {} ranges ({}% of the slots)", memberId, mine.size(), current.shareOf(memberId) * 100);
     }
