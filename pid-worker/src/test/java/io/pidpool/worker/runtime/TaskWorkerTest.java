@@ -209,7 +209,7 @@ class TaskWorkerTest {
         List<SlotRange> ranges = ring.rangesOf("w1");
         assertThat(ranges.size()).isGreaterThan(1);
         TaskWorker w = worker("w1", new StaticRingMembership("w1", ring), counting());
-        List<Long> ids = enqueue(300, "k");
+        enqueue(300, "k");
         Map<SlotRange, Integer> firstCycles = new HashMap<>();
         for (int cycle = 0; cycle < ranges.size(); cycle++) {
             w.runOnce();
@@ -223,7 +223,6 @@ class TaskWorkerTest {
         }
         // one cycle per range: each range had its turn although each holds more than one batch
         assertThat(firstCycles).hasSize(ranges.size());
-        assertThat(ids).hasSize(300);
     }
 
     @Test
