@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.Names;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -46,6 +47,9 @@ public final class ConsistentHashRing {
     /** Upper bound on virtual nodes per member, to keep rings small. */
     public static final int MAX_VIRTUAL_NODES = 4096;
 
+    /** Bits for the member index packed under a 32-bit point (2^31 > any realistic member count). */
+    private static final int MEMBER_BITS = 31;
+
     private static final ConsistentHashRing EMPTY = new ConsistentHashRing(Map.of());
 
     private final Map<String, Integer> members;
@@ -56,19 +60,41 @@ public final class ConsistentHashRing {
 
     private ConsistentHashRing(Map<String, Integer> members) {
         this.members = Collections.unmodifiableMap(new TreeMap<>(members));
-        TreeMap<Long, String> byPoint = new TreeMap<>();
-        for (Map.Entry<String, Integer> e : this.members.entrySet()) {
-            for (int i = 0; i < e.getValue(); i++) {
-                byPoint.merge(pointOf(e.getKey(), i), e.getKey(), (a, b) -> a.compareTo(b) <= 0 ? a : b);
+        // pack (point, index of the member in id order) into one long and sort primitives: on equal
+        // points the smaller index, i.e. the smaller member id, comes first and keeps the point
+        String[] ids = this.members.keySet().toArray(new String[0]);
+        int total = 0;
+        for (int v : this.members.values()) {
+            total += v;
+        }
+        long[] packed = new long[total];
+        int n = 0;
+        for (int m = 0; m < ids.length; m++) {
+            // the bytes of pointOf(id, i) = UTF-8(id + "#" + i), built in place for speed
+            byte[] id = ids[m].getBytes(StandardCharsets.UTF_8);
+            byte[] buf = Arrays.copyOf(id, id.length + 12);
+            buf[id.length] = '#';
+            int v = this.members.get(ids[m]);
+            for (int i = 0; i < v; i++) {
+                int len = writeDecimal(buf, id.length + 1, i);
+                long point = Integer.toUnsignedLong(Murmur3.hash32(buf, len, 0));
+                packed[n++] = (point << MEMBER_BITS) | m;
             }
         }
-        this.points = new long[byPoint.size()];
-        this.pointOwners = new String[byPoint.size()];
-        int n = 0;
-        for (Map.Entry<Long, String> e : byPoint.entrySet()) {
-            points[n] = e.getKey();
-            pointOwners[n++] = e.getValue();
+        Arrays.sort(packed);
+        long[] pts = new long[total];
+        String[] owners = new String[total];
+        int distinct = 0;
+        for (long p : packed) {
+            long point = p >>> MEMBER_BITS;
+            if (distinct > 0 && pts[distinct - 1] == point) {
+                continue;
+            }
+            pts[distinct] = point;
+            owners[distinct++] = ids[(int) (p & ((1L << MEMBER_BITS) - 1))];
         }
+        this.points = Arrays.copyOf(pts, distinct);
+        this.pointOwners = Arrays.copyOf(owners, distinct);
         this.ranges = buildRanges(points, pointOwners);
         Map<String, List<SlotRange>> byMember = new HashMap<>();
         for (String m : this.members.keySet()) {
@@ -220,6 +246,17 @@ public final class ConsistentHashRing {
     /** Position of virtual node {@code index} of {@code member}: {@code slotOf(member + "#" + index)}. */
     public static long pointOf(String member, int index) {
         return Murmur3.unsigned32(member + "#" + index);
+    }
+
+    /** Writes the decimal digits of {@code value >= 0} at {@code at}; returns the end offset. */
+    private static int writeDecimal(byte[] buf, int at, int value) {
+        int digits = value < 10 ? 1 : (int) Math.log10(value) + 1;
+        int end = at + digits;
+        for (int i = end - 1; i >= at; i--) {
+            buf[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        return end;
     }
 
     private static void validate(String member, Integer virtualNodes) {

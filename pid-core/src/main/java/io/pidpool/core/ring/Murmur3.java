@@ -15,8 +15,12 @@ public final class Murmur3 {
 
     /** The 32-bit hash of {@code data} with {@code seed}, as a signed int. */
     public static int hash32(byte[] data, int seed) {
+        return hash32(data, data.length, seed);
+    }
+
+    /** The 32-bit hash of the first {@code len} bytes of {@code data} with {@code seed}. */
+    public static int hash32(byte[] data, int len, int seed) {
         int h1 = seed;
-        int len = data.length;
         int blocks = len & ~3;
         for (int i = 0; i < blocks; i += 4) {
             int k1 = (data[i] & 0xff)

@@ -42,6 +42,20 @@ class ConsistentHashRingTest {
     }
 
     @Test
+    void theRingPlacesExactlyThePublishedPoints() {
+        // the constructor hashes in place; it must agree with pointOf for multi-digit indexes too
+        ConsistentHashRing ring = ConsistentHashRing.of(List.of("m-1", "z"), 1200);
+        for (String m : List.of("m-1", "z")) {
+            for (int i : new int[] {0, 9, 10, 99, 100, 999, 1000, 1199}) {
+                long p = ConsistentHashRing.pointOf(m, i);
+                assertThat(ring.ownerOf(p == 0 ? ConsistentHashRing.SLOT_COUNT - 1 : p - 1))
+                        .as("%s#%d", m, i)
+                        .contains(m);
+            }
+        }
+    }
+
+    @Test
     void theSmallestPointOwnsTheWrapAroundArc() {
         ConsistentHashRing ring = ConsistentHashRing.of(List.of("a", "b", "c"), 4);
         List<OwnedRange> ranges = ring.ranges();
