@@ -657,6 +657,9 @@ public final class DefaultPidClient implements PidClient {
 
     /** State thread: carry out the tracker's decisions. */
     private void apply(List<Action> actions) {
+        // publish the held set before any callback is dispatched: a PID leaves heldPids() (and with it
+        // every permit check) before its onRevoked can start
+        publishHeld();
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
                 dispatch(x.pid(), false, () -> invoker.assign(x.view().node()));
@@ -671,12 +674,16 @@ public final class DefaultPidClient implements PidClient {
                 write(x);
             }
         }
+        publishHeld();
+        if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
+            drained.complete(null);
+        }
+    }
+
+    private void publishHeld() {
         Set<String> held = tracker.takeHeldIfChanged();
         if (held != null) {
             heldSnapshot = held;
-        }
-        if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
-            drained.complete(null);
         }
     }
 
