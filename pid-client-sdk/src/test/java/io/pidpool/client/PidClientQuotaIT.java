@@ -18,6 +18,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.QuotaMonth;
+import io.pidpool.core.testing.ManualTicker;
 import java.io.IOException;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -269,6 +270,35 @@ class PidClientQuotaIT {
         Permit after = client.tryAcquire(1).orElseThrow();
         assertThat(after.pid()).isEqualTo("p1");
         assertThat(used("p1")).isEqualTo(usedWhileCut + 1);
+    }
+
+    @Test
+    void afterALongPauseNoPermitIsGrantedUntilTheLeaseIsValidAgain() {
+        ManualTicker ticker = new ManualTicker();
+        RecordingListener listener = listener("A");
+        PidClient client =
+                harness.start(harness.builder(listener).ticker(ticker).redisAddress(redisUrl));
+        assign(client, Map.of("p1", 1000L));
+        assertThat(client.tryAcquire(1)).isPresent();
+        long usedBefore = used("p1");
+
+        // "stopped" for 3/4 T: beyond the lease (2T/3 - margin); the state thread has not revoked yet
+        ticker.advance(client.registration()
+                .orElseThrow()
+                .sessionTimeout()
+                .multipliedBy(3)
+                .dividedBy(4));
+        assertThat(client.tryAcquire(1)).isEmpty(); // the lease check refuses on the spot
+        assertThat(used("p1")).isEqualTo(usedBefore);
+
+        await().atMost(WAIT).until(() -> listener.count(RecordingListener.Kind.REVOKED) == 1);
+        await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1"))); // fresh reply, assigned again
+        assertThat(client.tryAcquire(1)).isPresent();
+        assertThat(listener.kinds("p1"))
+                .containsExactly(
+                        RecordingListener.Kind.ASSIGNED,
+                        RecordingListener.Kind.REVOKED,
+                        RecordingListener.Kind.ASSIGNED);
     }
 
     @Test
