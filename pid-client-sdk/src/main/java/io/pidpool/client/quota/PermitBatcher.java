@@ -1,5 +1,6 @@
 package io.pidpool.client.quota;
 
+import io.pidpool.client.Permit;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.quota.DeductResult;

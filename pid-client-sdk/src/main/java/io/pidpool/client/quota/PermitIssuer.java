@@ -3,6 +3,7 @@ package io.pidpool.client.quota;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
+import io.pidpool.client.Permit;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.SnowflakeIds;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,7 +80,7 @@ public final class PermitIssuer implements AutoCloseable {
     private final RedissonQuotaLedger ledger;
     private final QuotaNearCache nearCache;
     private final HeldPids held;
-    private final SnowflakeIds ids;
+    private final LongSupplier ids;
     private final MonthlyWindow window;
     private final Clock clock;
     private final Ticker ticker;
@@ -172,7 +174,7 @@ public final class PermitIssuer implements AutoCloseable {
     }
 
     DeductRequest request(String pid, QuotaMonth month, int n) {
-        String id = DeductionIds.encode(month, ledger.keys().shardOf(pid), ids.nextId());
+        String id = DeductionIds.encode(month, ledger.keys().shardOf(pid), ids.getAsLong());
         return new DeductRequest(pid, month, n, id, true);
     }
 
@@ -395,7 +397,7 @@ public final class PermitIssuer implements AutoCloseable {
     public static final class Builder {
         private RedissonQuotaLedger ledger;
         private HeldPids held;
-        private SnowflakeIds ids;
+        private LongSupplier ids;
         private MonthlyWindow window = new MonthlyWindow(ZoneOffset.UTC);
         private Clock clock = Clock.systemUTC();
         private Ticker ticker = Ticker.system();
@@ -422,8 +424,19 @@ public final class PermitIssuer implements AutoCloseable {
             return this;
         }
 
-        /** Required: this client's Snowflake generator (its worker id held exclusively). */
+        /** Required (or {@link #ids(LongSupplier)}): this client's Snowflake generator (its worker id held exclusively). */
         public Builder ids(SnowflakeIds ids) {
+            requireNonNull(ids, "ids");
+            this.ids = ids::nextId;
+            return this;
+        }
+
+        /**
+         * Required (or {@link #ids(SnowflakeIds)}): a source of Snowflake ids unique in the cluster, e.g.
+         * {@code ClusterSnowflakeIds::nextId}. It may throw {@code UNAVAILABLE}; {@code tryAcquire} then
+         * throws it before anything is deducted.
+         */
+        public Builder ids(LongSupplier ids) {
             this.ids = requireNonNull(ids, "ids");
             return this;
         }

@@ -3,6 +3,7 @@ package io.pidpool.client.quota;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pidpool.client.Permit;
 import io.pidpool.client.quota.testing.QuotaScenario;
 import io.pidpool.client.quota.testing.QuotaScenario.Client;
 import io.pidpool.client.quota.testing.RedisSupport;
@@ -117,7 +118,7 @@ class PermitIssuerIT {
         }
 
         Map<String, Long> granted =
-                permits.stream().collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::amount)));
+                permits.stream().collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::commands)));
         assertThat(granted).isEqualTo(QUOTAS);
         assertThat(permits).extracting(Permit::deductionId).doesNotHaveDuplicates();
         assertThat(permits).allSatisfy(p -> assertThat(p.month()).isEqualTo(month));
@@ -132,7 +133,7 @@ class PermitIssuerIT {
         assertThat(events).allSatisfy(e -> assertThat(e.kind()).isEqualTo(UsageEvent.Kind.DEDUCTION));
         assertThat(events.stream().map(e -> e.pid() + "|" + e.deductionId() + "|" + e.amount()))
                 .containsExactlyInAnyOrderElementsOf(permits.stream()
-                        .map(p -> p.pid() + "|" + p.deductionId() + "|" + p.amount())
+                        .map(p -> p.pid() + "|" + p.deductionId() + "|" + p.commands())
                         .toList());
     }
 

@@ -3,6 +3,7 @@ package io.pidpool.client.quota;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pidpool.client.Permit;
 import io.pidpool.client.quota.testing.QuotaScenario;
 import io.pidpool.client.quota.testing.QuotaScenario.Client;
 import io.pidpool.client.quota.testing.RedisProcess;
@@ -134,7 +135,7 @@ class PermitIssuerRestartIT {
                     .collect(Collectors.toSet());
             assertThat(permits).allSatisfy(p -> assertThat(logged).contains(p.deductionId()));
             Map<String, Long> granted = permits.stream()
-                    .collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::amount)));
+                    .collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::commands)));
             assertThat(granted).isEqualTo(QUOTAS);
             for (String pid : QUOTAS.keySet()) {
                 long net = events.stream()

@@ -3,6 +3,7 @@ package io.pidpool.client.quota;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pidpool.client.Permit;
 import io.pidpool.client.quota.testing.FakeHold;
 import io.pidpool.client.quota.testing.RedisClusterProcess;
 import io.pidpool.client.quota.testing.RedisSupport;

@@ -1,6 +1,6 @@
 package io.pidpool.client.quota.testing;
 
-import io.pidpool.client.quota.Permit;
+import io.pidpool.client.Permit;
 import io.pidpool.client.quota.PermitIssuer;
 import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.client.quota.UsageEvent;
