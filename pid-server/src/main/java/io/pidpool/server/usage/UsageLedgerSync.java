@@ -165,6 +165,20 @@ public final class UsageLedgerSync {
         }
     }
 
+    /**
+     * Runs {@code work} while no pass of this process runs over {@code shard} (waits for a running
+     * one), so the database ledger of the shard does not change under it from this process.
+     */
+    public <T> T underShardLock(int shard, java.util.function.Supplier<T> work) {
+        ShardState state = shards.computeIfAbsent(shard, s -> new ShardState());
+        state.lock.lock();
+        try {
+            return work.get();
+        } finally {
+            state.lock.unlock();
+        }
+    }
+
     private SyncReport pass(int shard, ShardState state) {
         Pass p = new Pass(shard, state);
         UsageEventLog.Heads heads = log.heads(shard);

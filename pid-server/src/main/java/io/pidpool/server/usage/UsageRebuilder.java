@@ -14,7 +14,6 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisException;
@@ -45,7 +44,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class UsageRebuilder {
     private static final Logger LOG = LoggerFactory.getLogger(UsageRebuilder.class);
-    private static final int MAX_CAS_ATTEMPTS = 10;
+    private static final int MAX_CAS_ATTEMPTS = 50;
     private static final String CAS = "local used = redis.call('HGET', KEYS[1], 'used') or '0'\n"
             + "if used ~= ARGV[1] then return 0 end\n"
             + "redis.call('HSET', KEYS[1], 'used', ARGV[2])\n"
@@ -57,19 +56,31 @@ public final class UsageRebuilder {
     private final UsageLedger ledger;
     private final Clock clock;
     private final Duration retention;
+    private final UsageLedgerSync sync;
 
-    public UsageRebuilder(RedissonClient redisson, QuotaKeys keys, UsageLedger ledger, Clock clock) {
-        this(redisson, keys, ledger, clock, RedissonQuotaLedger.DEFAULT_RETENTION);
+    /** A rebuilder that holds {@code sync}'s shard lock while it computes a PID's counter. */
+    public UsageRebuilder(RedissonClient redisson, UsageLedgerSync sync, UsageLedger ledger, Clock clock) {
+        this(redisson, sync.keys(), ledger, clock, RedissonQuotaLedger.DEFAULT_RETENTION, sync);
     }
 
-    /** {@code retention} must be the ledger's ({@link RedissonQuotaLedger.Builder#retention}). */
+    /**
+     * {@code retention} must be the ledger's ({@link RedissonQuotaLedger.Builder#retention}); {@code
+     * sync}, if not null, is this process's sync, whose shard lock is held while a PID's counter is
+     * computed, so this process does not change the database under the computation.
+     */
     public UsageRebuilder(
-            RedissonClient redisson, QuotaKeys keys, UsageLedger ledger, Clock clock, Duration retention) {
+            RedissonClient redisson,
+            QuotaKeys keys,
+            UsageLedger ledger,
+            Clock clock,
+            Duration retention,
+            UsageLedgerSync sync) {
         this.redisson = requireNonNull(redisson, "redisson");
         this.keys = requireNonNull(keys, "keys");
         this.ledger = requireNonNull(ledger, "ledger");
         this.clock = requireNonNull(clock, "clock");
         this.retention = requireNonNull(retention, "retention");
+        this.sync = sync;
     }
 
     /** What a rebuild did: PIDs looked at, counters changed, and the counters after it. */
@@ -85,7 +96,10 @@ public final class UsageRebuilder {
         Map<String, Long> after = new java.util.TreeMap<>();
         int changed = 0;
         for (Map.Entry<String, Long> e : byPid.entrySet()) {
-            long[] result = rebuildPid(e.getKey(), month, e.getValue());
+            String pid = e.getKey();
+            long[] result = sync == null
+                    ? rebuildPid(pid, month)
+                    : sync.underShardLock(keys.shardOf(pid), () -> rebuildPid(pid, month));
             after.put(e.getKey(), result[1]);
             if (result[0] != result[1]) {
                 changed++;
@@ -96,8 +110,10 @@ public final class UsageRebuilder {
     }
 
     /** Returns {before, after}. */
-    private long[] rebuildPid(String pid, QuotaMonth month, long dbNet) {
+    private long[] rebuildPid(String pid, QuotaMonth month) {
         String key = keys.usage(pid, month);
+        long dbNet = ledger.netUsage(pid, month.value());
+        Map<String, Long> dbNetById = new java.util.HashMap<>();
         RScript script = redisson.getScript(StringCodec.INSTANCE);
         for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
             Map<String, String> hash;
@@ -115,8 +131,10 @@ public final class UsageRebuilder {
                 }
                 String[] v = f.getValue().split("\\|");
                 long redisNet = Long.parseLong(v[0]) - Long.parseLong(v[3]);
-                Optional<DeductionBalance> db = ledger.findDeduction(f.getKey().substring(2));
-                target += redisNet - db.map(DeductionBalance::net).orElse(0L);
+                long dbNetOfId = dbNetById.computeIfAbsent(f.getKey().substring(2), id -> ledger.findDeduction(id)
+                        .map(DeductionBalance::net)
+                        .orElse(0L));
+                target += redisNet - dbNetOfId;
             }
             long before = Long.parseLong(usedNow);
             if (target == before) {
