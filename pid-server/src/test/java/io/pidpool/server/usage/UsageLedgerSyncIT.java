@@ -186,6 +186,47 @@ class UsageLedgerSyncIT {
         }
     }
 
+    @Test
+    void theSchedulerKeepsOnePendingTaskPerShardAndTheHandlerSyncsTheShardItNames() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            f.quota.tryDeduct(pid, f.month, 2, "t1");
+            var store = new io.pidpool.worker.task.InMemoryTaskStore();
+            List<SyncReport> reports = new ArrayList<>();
+            UsageSyncTasks tasks = new UsageSyncTasks(f.sync(), store, "usage", f.clock, reports::add);
+            assertThat(tasks.ensurePending()).isEqualTo(f.keys.shards());
+            assertThat(tasks.ensurePending()).isZero();
+            assertThat(store.all())
+                    .extracting(io.pidpool.worker.task.Task::key)
+                    .doesNotHaveDuplicates()
+                    .allSatisfy(k -> assertThat(k).startsWith("usage-sync:" + f.cluster + ":"));
+            int shard = f.keys.shardOf(pid);
+            var task = store.all().stream()
+                    .filter(t -> t.body().equals(Integer.toString(shard)))
+                    .findFirst()
+                    .orElseThrow();
+            tasks.handler().handle(task);
+            assertThat(reports).singleElement().satisfies(r -> {
+                assertThat(r.shard()).isEqualTo(shard);
+                assertThat(r.recorded()).isEqualTo(1);
+            });
+            assertThat(f.ledger.netUsage(pid, f.month.value())).isEqualTo(2);
+            var bad = new io.pidpool.worker.task.Task(
+                    1, "usage", 0, UsageSyncTasks.TYPE, "k", "99", task.status(), 1, 3, 0, 0, null, 0, null, 0, 0);
+            assertThatThrownBy(() -> tasks.handler().handle(bad))
+                    .isInstanceOf(io.pidpool.worker.task.NonRetryableTaskException.class);
+        }
+    }
+
+    @Test
+    void databaseClientIdsStayWithin64TokenCharacters() {
+        String inc = "0f8e2c4a-1b2c-4d5e-8f90-123456789abc";
+        assertThat(UsageLedgerSync.dbClientId(3, inc, "c1")).isEqualTo("3.0f8e2c4a.c1");
+        String longId = UsageLedgerSync.dbClientId(1023, inc, "x".repeat(64));
+        assertThat(longId).hasSizeLessThanOrEqualTo(64).matches("[A-Za-z0-9_.-]+");
+        assertThat(longId).isNotEqualTo(UsageLedgerSync.dbClientId(1023, inc, "x".repeat(63) + "y"));
+    }
+
     static List<String> pids(UsageFixture f, int n) {
         List<String> pids = new ArrayList<>();
         for (int i = 0; i < n; i++) {

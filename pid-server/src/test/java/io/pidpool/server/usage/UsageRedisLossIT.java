@@ -82,9 +82,7 @@ class UsageRedisLossIT {
                 Workload a = new Workload(pids, f.month, "a");
                 a.run(clients, 120, 11, redis::restart);
                 await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertLedgerMatches(f, a));
-                assertThat(a.unavailable.get())
-                        .as("Redis was down for some calls")
-                        .isPositive();
+                assertThat(runId(redis)).as("a new redis-server process").isNotEqualTo(runId);
 
                 // phase B: everything synced, then Redis loses everything
                 RedisProcess.command(redis.port(), "FLUSHALL");
