@@ -69,7 +69,6 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     private final RedissonClient redisson;
     private final QuotaKeys keys;
     private final String clientId;
-    private final String incarnation;
     private final Clock clock;
     private final Duration retention;
     private final QuotaScripts scripts;
@@ -80,7 +79,6 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         this.redisson = requireNonNull(b.redisson, "redisson");
         this.keys = new QuotaKeys(b.cluster, b.shards);
         this.clientId = Names.requireToken(b.clientId, "clientId");
-        this.incarnation = UUID.randomUUID().toString();
         this.clock = b.clock;
         this.retention = b.retention;
         this.scripts = new QuotaScripts(redisson);
@@ -139,7 +137,7 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 Long.toString(r.amount()),
                 expireAt(r.month()),
                 clientId,
-                incarnation);
+                incarnation());
         return deductResult(r, reply, 0);
     }
 
@@ -170,7 +168,7 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
             k.add(keys.sequences(shard));
             Object[] args = new Object[3 + 4 * idx.size()];
             args[0] = clientId;
-            args[1] = incarnation;
+            args[1] = incarnation();
             // one expiry for the whole call: the latest month's (a batch normally has one month)
             QuotaMonth latest = requests.get(idx.get(0)).month();
             int a = 3;
@@ -262,7 +260,7 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 Long.toString(amount),
                 expireAt(month),
                 clientId,
-                incarnation);
+                incarnation());
         int code = num(reply, 0);
         nearCache.observe(pid, month, lng(reply, 5), lng(reply, 6), lng(reply, 7));
         return switch (code) {
@@ -348,7 +346,7 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 pid,
                 month.key(),
                 clientId,
-                incarnation);
+                incarnation());
         broadcast(pid, (String) reply.get(0));
     }
 
@@ -372,6 +370,18 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                     keys.cluster(), recorded, mine);
         }
         return this;
+    }
+
+    /**
+     * A fresh incarnation candidate for every script call. The script keeps the shard's existing
+     * incarnation and uses the candidate only when the sequence hash is gone; a per-instance
+     * candidate would let the same client re-create a lost hash under the incarnation it had before,
+     * so restarted sequence numbers would look like the old ones (found by the usage sync's
+     * FLUSHALL test). Random rather than {@code UUID.randomUUID()}: no SecureRandom per call.
+     */
+    private static String incarnation() {
+        java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+        return new UUID(r.nextLong(), r.nextLong()).toString();
     }
 
     /** Unix seconds at which a month's keys expire: retention after the later of its end and now. */

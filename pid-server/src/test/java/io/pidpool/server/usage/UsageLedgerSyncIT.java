@@ -1,0 +1,262 @@
+package io.pidpool.server.usage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.quota.UsageEvent;
+import io.pidpool.client.quota.UsageEventLog;
+import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.core.port.DeductionBalance;
+import io.pidpool.core.port.Refund;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.redisson.api.StreamMessageId;
+import org.redisson.client.codec.StringCodec;
+
+/** The usage sync against the shared Redis and a throw-away database (H2; PostgreSQL when configured). */
+class UsageLedgerSyncIT {
+
+    @Test
+    void concurrentPermitsRefundsAndRetriesReachTheLedgerExactlyOnceH2() {
+        exactlyOnce(false);
+    }
+
+    @Test
+    void concurrentPermitsRefundsAndRetriesReachTheLedgerExactlyOncePostgres() {
+        assumeTrue(UsageFixture.postgresConfigured(), "PIDPOOL_TEST_POSTGRES_URL not set");
+        exactlyOnce(true);
+    }
+
+    private void exactlyOnce(boolean postgres) {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), postgres)) {
+            List<String> pids = pids(f, 8);
+            List<RedissonQuotaLedger> clients = List.of(f.quota, f.quotaClient("c2"), f.quotaClient("c3"));
+            UsageLedgerSync sync = f.sync();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<SyncReport> reports = new ArrayList<>();
+            Thread syncer = new Thread(
+                    () -> {
+                        while (!stop.get()) {
+                            reports.addAll(sync.syncAll());
+                        }
+                    },
+                    "sync");
+            syncer.start();
+            Workload load = new Workload(pids, f.month, "p");
+            load.run(clients, 150, 42, () -> {});
+            stop.set(true);
+            join(syncer);
+            reports.addAll(sync.syncAll());
+
+            assertLedgerMatches(f, load);
+            int recorded = reports.stream().mapToInt(SyncReport::recorded).sum();
+            assertThat(recorded).isEqualTo(load.grants.size() + load.refunds.size());
+            assertThat(reports)
+                    .allSatisfy(
+                            r -> assertThat(r.alertWorthy()).as(r.toString()).isFalse());
+            assertThat(reports.stream()
+                            .mapToInt(SyncReport::compensatedFromStream)
+                            .sum())
+                    .isZero();
+            clients.stream().filter(c -> c != f.quota).forEach(RedissonQuotaLedger::close);
+        }
+    }
+
+    @Test
+    void aConsumerKilledBetweenCommitAndAckReplaysWithoutDuplicates() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            List<String> pids = pids(f, 1);
+            Workload load = new Workload(pids, f.month, "k");
+            load.run(List.of(f.quota), 120, 7, () -> {});
+            int shard = f.keys.shardOf(pids.get(0));
+
+            UsageLedgerSync first = f.sync();
+            first.beforeAck = s -> {
+                throw new IllegalStateException("killed after the commit, before the ack");
+            };
+            assertThatThrownBy(() -> first.syncShard(shard)).hasMessageContaining("killed");
+            assertThat(f.log.committed(shard, UsageFixture.CONSUMER)).isEqualTo(UsageEventLog.START);
+
+            SyncReport replay = f.sync().syncShard(shard); // the restarted consumer
+            assertThat(replay.duplicates()).isEqualTo(50); // the page committed before the "crash"
+            assertThat(replay.recorded() + replay.duplicates()).isEqualTo(replay.eventsRead());
+            assertThat(replay.recorded() + replay.duplicates()).isEqualTo(load.grants.size() + load.refunds.size());
+            assertThat(replay.alerts()).isEmpty();
+            assertLedgerMatches(f, load);
+            SyncReport again = f.sync().syncShard(shard);
+            assertThat(again.eventsRead()).isZero();
+        }
+    }
+
+    @Test
+    void eventsSkippedByTheReaderAreFoundAgainByTheirSequenceNumbers() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            List<String> pids = pids(f, 1);
+            Workload load = new Workload(pids, f.month, "s");
+            load.run(List.of(f.quota), 30, 3, () -> {});
+            int shard = f.keys.shardOf(pids.get(0));
+            List<UsageEvent> events = f.log.read(shard, UsageEventLog.START, 1000);
+            // an offset acknowledged past 10 events that never reached the database (a bug, a restored backup)
+            f.log.ack(shard, UsageFixture.CONSUMER, events.get(9).offset());
+
+            SyncReport report = f.sync().syncShard(shard);
+            assertThat(report.eventsRead()).isEqualTo(events.size() - 10);
+            assertThat(report.compensatedFromStream()).isEqualTo(10);
+            assertThat(report.alerts()).isEmpty();
+            assertThat(report.recoveredFromRecords()).isZero();
+            assertLedgerMatches(f, load);
+        }
+    }
+
+    @Test
+    void anEventLostFromTheStreamIsAGapCompensatedFromTheMonthRecords() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            int shard = f.keys.shardOf(pid);
+            for (int i = 1; i <= 10; i++) {
+                assertThat(f.quota.tryDeduct(pid, f.month, i, "d" + i).granted())
+                        .isTrue();
+            }
+            f.quota.refund(pid, f.month, "d3", "r3", 2);
+            f.quota.refund(pid, f.month, "d4", "r4", 1); // seq 12: the last event
+            List<UsageEvent> events = f.log.read(shard, UsageEventLog.START, 1000);
+            assertThat(events).hasSize(12);
+            // lose: deduction d5 (seq 5), deduction d3 (seq 3, whose refund r3 is still there), and the
+            // last event (refund r4, seq 12), which no later number would reveal, only the head does
+            var stream = f.redisson.<String, String>getStream(f.keys.events(shard), StringCodec.INSTANCE);
+            for (int lost : new int[] {2, 4, 11}) {
+                String[] id = events.get(lost).offset().split("-");
+                stream.remove(new StreamMessageId(Long.parseLong(id[0]), Long.parseLong(id[1])));
+            }
+
+            SyncReport report = f.sync().syncShard(shard);
+            String db = UsageLedgerSync.dbClientId(shard, report.incarnation(), "c1");
+            assertThat(report.eventsRead()).isEqualTo(9);
+            assertThat(report.streamGaps()).isEqualTo(2); // 3 and 5 skipped in the read; 12 only the heads reveal
+            assertThat(report.alerts())
+                    .extracting(GapAlert::fromSeq, GapAlert::toSeq)
+                    .containsExactlyInAnyOrder(
+                            org.assertj.core.groups.Tuple.tuple(3L, 3L),
+                            org.assertj.core.groups.Tuple.tuple(5L, 5L),
+                            org.assertj.core.groups.Tuple.tuple(12L, 12L));
+            assertThat(report.alerts())
+                    .allSatisfy(a -> assertThat(a.dbClientId()).isEqualTo(db));
+            // d3 when its refund arrived; d5 and r4 from the month hash
+            assertThat(report.recoveredFromRecords()).isEqualTo(3);
+            assertThat(f.ledger.findDeduction("d5").map(DeductionBalance::net)).contains(5L);
+            assertThat(f.ledger.findDeduction("d3").map(DeductionBalance::net)).contains(1L);
+            assertThat(f.ledger.refundsOf("d4")).extracting(Refund::amount).containsExactly(1L);
+            assertThat(f.ledger.netUsage(pid, f.month.value()))
+                    .isEqualTo(55 - 3)
+                    .isEqualTo(f.quota.usage(pid, f.month).used());
+
+            // the next pass neither alerts again nor records anything twice
+            SyncReport next = f.sync().syncShard(shard);
+            assertThat(next.recorded()).isZero();
+            assertThat(next.recoveredFromRecords()).isZero();
+            assertThat(f.ledger.netUsage(pid, f.month.value())).isEqualTo(52);
+        }
+    }
+
+    @Test
+    void aLostEventWhoseMonthRecordIsGoneToIsReportedAndNotInvented() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            int shard = f.keys.shardOf(pid);
+            for (int i = 1; i <= 3; i++) {
+                f.quota.tryDeduct(pid, f.month, 1, "g" + i);
+            }
+            List<UsageEvent> events = f.log.read(shard, UsageEventLog.START, 10);
+            String[] id = events.get(1).offset().split("-");
+            f.redisson
+                    .<String, String>getStream(f.keys.events(shard), StringCodec.INSTANCE)
+                    .remove(new StreamMessageId(Long.parseLong(id[0]), Long.parseLong(id[1])));
+            f.redisson.getMap(f.keys.usage(pid, f.month), StringCodec.INSTANCE).fastRemove("d:g2");
+
+            SyncReport report = f.sync().syncShard(shard);
+            assertThat(report.alerts()).extracting(GapAlert::fromSeq).containsExactly(2L);
+            assertThat(report.recoveredFromRecords()).isZero();
+            assertThat(f.ledger.findDeduction("g2")).isEmpty();
+            assertThat(f.ledger.netUsage(pid, f.month.value())).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void theSchedulerKeepsOnePendingTaskPerShardAndTheHandlerSyncsTheShardItNames() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            f.quota.tryDeduct(pid, f.month, 2, "t1");
+            var store = new io.pidpool.worker.task.InMemoryTaskStore();
+            List<SyncReport> reports = new ArrayList<>();
+            UsageSyncTasks tasks = new UsageSyncTasks(f.sync(), store, "usage", f.clock, reports::add);
+            assertThat(tasks.ensurePending()).isEqualTo(f.keys.shards());
+            assertThat(tasks.ensurePending()).isZero();
+            assertThat(store.all())
+                    .extracting(io.pidpool.worker.task.Task::key)
+                    .doesNotHaveDuplicates()
+                    .allSatisfy(k -> assertThat(k).startsWith("usage-sync:" + f.cluster + ":"));
+            int shard = f.keys.shardOf(pid);
+            var task = store.all().stream()
+                    .filter(t -> t.body().equals(Integer.toString(shard)))
+                    .findFirst()
+                    .orElseThrow();
+            tasks.handler().handle(task);
+            assertThat(reports).singleElement().satisfies(r -> {
+                assertThat(r.shard()).isEqualTo(shard);
+                assertThat(r.recorded()).isEqualTo(1);
+            });
+            assertThat(f.ledger.netUsage(pid, f.month.value())).isEqualTo(2);
+            var bad = new io.pidpool.worker.task.Task(
+                    1, "usage", 0, UsageSyncTasks.TYPE, "k", "99", task.status(), 1, 3, 0, 0, null, 0, null, 0, 0);
+            assertThatThrownBy(() -> tasks.handler().handle(bad))
+                    .isInstanceOf(io.pidpool.worker.task.NonRetryableTaskException.class);
+        }
+    }
+
+    @Test
+    void databaseClientIdsStayWithin64TokenCharacters() {
+        String inc = "0f8e2c4a-1b2c-4d5e-8f90-123456789abc";
+        assertThat(UsageLedgerSync.dbClientId(3, inc, "c1")).isEqualTo("3.0f8e2c4a.c1");
+        String longId = UsageLedgerSync.dbClientId(1023, inc, "x".repeat(64));
+        assertThat(longId).hasSizeLessThanOrEqualTo(64).matches("[A-Za-z0-9_.-]+");
+        assertThat(longId).isNotEqualTo(UsageLedgerSync.dbClientId(1023, inc, "x".repeat(63) + "y"));
+    }
+
+    static List<String> pids(UsageFixture f, int n) {
+        List<String> pids = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String pid = "pid-" + i;
+            f.quota.setLimit(pid, 1_000_000);
+            pids.add(pid);
+        }
+        return pids;
+    }
+
+    /** Every answered grant and refund is in the database once, and database, Redis and the load agree. */
+    static void assertLedgerMatches(UsageFixture f, Workload load) {
+        load.grants.forEach((id, g) -> assertThat(f.ledger.findDeduction(id))
+                .as("deduction %s", id)
+                .hasValueSatisfying(d -> assertThat(d.deduction().amount()).isEqualTo(g.amount())));
+        load.refunds.forEach((rid, r) -> assertThat(f.ledger.refundsOf(r.deductionId()))
+                .as("refund %s", rid)
+                .extracting(Refund::id, Refund::amount)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(rid, r.amount())));
+        Map<String, Long> expected = load.expectedNet();
+        assertThat(f.ledger.netUsageByPid(f.month.value())).isEqualTo(expected);
+        assertThat(f.redisUsed(expected.keySet())).isEqualTo(expected);
+    }
+
+    static void join(Thread t) {
+        try {
+            t.join(120_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        assertThat(t.isAlive()).as("%s finished", t.getName()).isFalse();
+    }
+}
