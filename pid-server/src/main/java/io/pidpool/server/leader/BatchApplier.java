@@ -38,17 +38,18 @@ import java.util.TreeSet;
  * <p>Concurrency: stateless; runs on the leader's serial executor.
  */
 final class BatchApplier {
-    /** What applying a batch committed. */
-    record Applied(BatchRecord batch, List<DbChange> changes) {}
+    /**
+     * What applying a batch committed: the database changes, and the PIDs whose quota an operation
+     * reset (the caller provisions both once the transaction committed).
+     */
+    record Applied(BatchRecord batch, List<DbChange> changes, List<String> quotaResets) {}
 
     private final Repositories repos;
-    private final QuotaResetHook quota;
     private final Runnable insideTransaction;
 
     /** @param insideTransaction test hook, run after the batch row is locked, before any effect */
-    BatchApplier(Repositories repos, QuotaResetHook quota, Runnable insideTransaction) {
+    BatchApplier(Repositories repos, Runnable insideTransaction) {
         this.repos = repos;
-        this.quota = quota;
         this.insideTransaction = insideTransaction;
     }
 
@@ -59,14 +60,15 @@ final class BatchApplier {
                 BatchRecord batch = repos.operations().markDealing(id, epoch);
                 insideTransaction.run();
                 List<DbChange> changes = new ArrayList<>();
+                List<String> resets = new ArrayList<>();
                 List<OperationResult> results = new ArrayList<>();
                 for (int i = 0; i < batch.operations().size(); i++) {
-                    results.add(applyOne(i, batch.operations().get(i), changes));
+                    results.add(applyOne(i, batch.operations().get(i), changes, resets));
                 }
                 boolean any = results.stream().anyMatch(OperationResult::ok);
                 BatchRecord done =
                         repos.operations().finish(id, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
-                return new Applied(done, changes);
+                return new Applied(done, changes, List.copyOf(resets));
             }));
         } catch (PidPoolException e) {
             if (e.code() == ErrorCode.ILLEGAL_STATE) {
@@ -76,11 +78,14 @@ final class BatchApplier {
         }
     }
 
-    private OperationResult applyOne(int index, SealedOperation op, List<DbChange> changes) {
+    private OperationResult applyOne(int index, SealedOperation op, List<DbChange> changes, List<String> resets) {
         List<DbChange> mine = new ArrayList<>();
         try {
             String message = apply(op, mine);
             changes.addAll(mine);
+            if (op instanceof SealedOperation.ResetQuota reset) {
+                resets.addAll(reset.pidIds());
+            }
             return new OperationResult(index, true, message);
         } catch (PidPoolException e) {
             if (e.code() == ErrorCode.FENCED || e.code() == ErrorCode.UNAVAILABLE) {
@@ -127,8 +132,7 @@ final class BatchApplier {
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "migrated " + accounts.size() + " to " + migrate.to();
         } else if (op instanceof SealedOperation.ResetQuota reset) {
-            requireAll(reset.pidIds());
-            quota.resetQuota(reset.pidIds());
+            requireAll(reset.pidIds()); // the reset itself is provisioned after the commit
             return "quota reset of " + reset.pidIds().size() + " recorded";
         } else if (op instanceof SealedOperation.SetServers set) {
             ModuleConfig config = repos.modules()

@@ -17,7 +17,10 @@ import io.pidpool.server.zk.ZkSupport;
 import io.pidpool.server.zk.ZkWrite;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
@@ -71,7 +74,7 @@ final class LeaderTerm {
         this.ctx = ctx;
         this.onFenced = onFenced;
         this.reconciler = new Reconciler(ctx.layout(), ctx.settings());
-        this.batches = new BatchApplier(ctx.repositories(), ctx.quotaReset(), ctx.batchHook());
+        this.batches = new BatchApplier(ctx.repositories(), ctx.batchHook());
     }
 
     /** Runs the election steps; throws if any fails (the caller then gives leadership up). */
@@ -92,6 +95,7 @@ final class LeaderTerm {
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        reconcileQuota(); // a new leader provisions every limit once (its own thread; Redis may be down)
         List<NodeEvent> scan = ZkSupport.await(
                 ctx.scanner().scan(ctx.layout().modules(), 3), ctx.settings().zkTimeout(), "scan");
         scan.forEach(ctx.view()::replay);
@@ -108,6 +112,7 @@ final class LeaderTerm {
         schedule(ctx.settings().reconcileInterval(), this::reload);
         schedule(ctx.settings().rescanInterval(), this::rescan);
         schedule(ctx.settings().batchPollInterval(), this::pollBatches);
+        schedule(ctx.quotaReconcileInterval(), this::reconcileQuota);
         runPass();
         // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
         ctx.serial().execute(() -> guarded(this::pollBatches));
@@ -139,6 +144,7 @@ final class LeaderTerm {
                 log.info("batch {} was already applied", batch.id());
                 continue;
             }
+            provisionQuota(applied.get());
             applied.get().changes().forEach(db::replay);
             log.info(
                     "applied batch {} ({}): {}",
@@ -151,6 +157,37 @@ final class LeaderTerm {
         if (unfinished.size() == BATCHES_PER_ROUND) {
             ctx.serial().execute(() -> guarded(this::pollBatches));
         }
+    }
+
+    /**
+     * After the commit: the limits the batch changed (ADD, UPDATE: monthly quota + overage; DELETE: 0;
+     * a MIGRATE or an UPDATE that keeps the limit: nothing) and its resets go to the quota ledger. If
+     * Redis is down they wait in {@link QuotaSync}, and the periodic reconciliation repairs limits
+     * even if this process dies first.
+     */
+    private void provisionQuota(BatchApplier.Applied applied) {
+        Map<String, Long> limits = new LinkedHashMap<>();
+        for (DbChange change : applied.changes()) {
+            if (change instanceof DbChange.PidPut put) {
+                PidAccount before = db.pid(put.pid().id());
+                if (before == null || before.hardLimit() != put.pid().hardLimit()) {
+                    limits.put(put.pid().id(), put.pid().hardLimit());
+                }
+            } else if (change instanceof DbChange.PidRemoved removed) {
+                limits.put(removed.pidId(), 0L);
+            }
+        }
+        ctx.quota().committed(limits, applied.quotaResets(), ctx.clock().instant());
+    }
+
+    /** Hands the database view's limits to {@link QuotaSync}, which writes only what Redis has wrong. */
+    void reconcileQuota() {
+        if (closed || token == null) {
+            return;
+        }
+        Map<String, Long> limits = new HashMap<>(db.pids().size() * 2);
+        db.pids().forEach((id, account) -> limits.put(id, account.hardLimit()));
+        ctx.quota().reconcile(limits);
     }
 
     private void notifyDealed(BatchId id) {
@@ -408,6 +445,7 @@ final class LeaderTerm {
         closed = true;
         serving = false;
         timers.forEach(t -> t.cancel(false));
+        ctx.quota().termEnded();
         if (writer != null) {
             writer.close();
         }

@@ -84,6 +84,7 @@ public final class PidPoolNode implements AutoCloseable {
     private final Duration connectTimeout;
     private final ScheduledExecutorService io;
     private final BatchService batches;
+    private final QuotaSync quota;
 
     // owned by the serial executor
     private volatile LeaderLatch latch;
@@ -117,6 +118,7 @@ public final class PidPoolNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.quota = new QuotaSync(b.quotaProvisioner, b.quotaRetryDelay, nodeId);
         this.ctx = new NodeContext(
                 nodeId,
                 client,
@@ -124,7 +126,8 @@ public final class PidPoolNode implements AutoCloseable {
                 settings,
                 new RepositoryLeaderStore(b.repositories),
                 b.repositories,
-                b.quotaReset,
+                quota,
+                b.quotaReconcileInterval,
                 b.batchHook,
                 view,
                 serial,
@@ -430,6 +433,11 @@ public final class PidPoolNode implements AutoCloseable {
         });
     }
 
+    /** Test hook: the quota provisioning of this node. */
+    QuotaSync quotaSync() {
+        return quota;
+    }
+
     /** Test hook: reconciliation passes of the current term so far. */
     long passes() {
         return call(() -> term == null ? 0L : term.passes());
@@ -483,6 +491,7 @@ public final class PidPoolNode implements AutoCloseable {
             notifyWatcher.close();
         }
         batches.close();
+        quota.close();
         io.shutdownNow();
         client.close();
     }
@@ -498,7 +507,9 @@ public final class PidPoolNode implements AutoCloseable {
         private Repositories repositories;
         private Function<String, SealedSecret> sealer;
         private LongSupplier ids;
-        private QuotaResetHook quotaReset = QuotaResetHook.logging();
+        private QuotaProvisioner quotaProvisioner = QuotaProvisioner.logging();
+        private Duration quotaReconcileInterval = Duration.ofSeconds(30);
+        private Duration quotaRetryDelay = Duration.ofSeconds(1);
         private Runnable batchHook = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
@@ -559,8 +570,31 @@ public final class PidPoolNode implements AutoCloseable {
             return this;
         }
 
-        public Builder quotaReset(QuotaResetHook value) {
-            this.quotaReset = requireNonNull(value, "quotaReset");
+        /**
+         * Where the leader provisions quota (limits on ADD/UPDATE/DELETE, RESET_QUOTA, reconciliation),
+         * e.g. {@code io.pidpool.server.redis.RedisQuotaProvisioner}. Default {@link
+         * QuotaProvisioner#logging()}: nothing is provisioned and no PID grants anything.
+         */
+        public Builder quotaProvisioner(QuotaProvisioner value) {
+            this.quotaProvisioner = requireNonNull(value, "quotaProvisioner");
+            return this;
+        }
+
+        /**
+         * How often the leader compares every PID's limit in the database with the provisioner's and
+         * writes the differences (also once at the start of every term). Default 30 s.
+         */
+        public Builder quotaReconcileInterval(Duration value) {
+            requireArgument(
+                    value != null && !value.isZero() && !value.isNegative(), "quotaReconcileInterval", "must be > 0");
+            this.quotaReconcileInterval = value;
+            return this;
+        }
+
+        /** How soon a failed provisioning call is tried again. Default 1 s. */
+        public Builder quotaRetryDelay(Duration value) {
+            requireArgument(value != null && !value.isZero() && !value.isNegative(), "quotaRetryDelay", "must be > 0");
+            this.quotaRetryDelay = value;
             return this;
         }
 

@@ -1,0 +1,38 @@
+package io.pidpool.server.leader;
+
+import java.time.Instant;
+import java.util.Collection;
+import java.util.Map;
+
+/**
+ * Where the leader provisions the PIDs' quota: the Redis quota ledger in production ({@code
+ * io.pidpool.server.redis.RedisQuotaProvisioner}), {@link #logging()} where no ledger is wired.
+ *
+ * <p>The leader calls it from {@code QuotaSync}'s own thread, never inside a database transaction and
+ * only with committed state; every call must be idempotent in its effect (a call may be repeated after
+ * a failure whose outcome is unknown, and a new leader provisions everything again).
+ *
+ * <p>Implementations must be thread-safe; a call that fails throws {@link
+ * io.pidpool.core.error.PidPoolException} ({@code UNAVAILABLE} for an unreachable store) and is retried.
+ */
+public interface QuotaProvisioner {
+    /**
+     * Sets each PID's hard limit ({@link io.pidpool.core.model.PidAccount#hardLimit()}: monthly quota
+     * plus overage allowance); {@code 0} for a deleted PID, which then grants nothing.
+     */
+    void setLimits(Map<String, Long> hardLimits);
+
+    /** RESET_QUOTA: forgets the PIDs' usage in the quota month that contains {@code at}. */
+    void reset(Collection<String> pidIds, Instant at);
+
+    /**
+     * Every hard limit the store holds (for reconciliation), a malformed entry as {@code -1}; PIDs the
+     * store never saw are absent.
+     */
+    Map<String, Long> limits();
+
+    /** Provisions nothing and says so in the log (tests and servers without Redis). */
+    static QuotaProvisioner logging() {
+        return new LoggingQuotaProvisioner();
+    }
+}

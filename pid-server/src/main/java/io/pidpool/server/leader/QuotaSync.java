@@ -1,0 +1,244 @@
+package io.pidpool.server.leader;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries the leader's committed quota decisions to a {@link QuotaProvisioner} (Redis) on a thread of
+ * its own, so a slow or absent Redis never blocks the leader's serial executor.
+ *
+ * <p>Three kinds of work, kept until they succeed (a failure is retried after {@code retryDelay}):
+ *
+ * <ul>
+ *   <li><b>limit changes</b> of committed batches (ADD, UPDATE: the new hard limit; DELETE: 0), the
+ *       latest value per PID;
+ *   <li><b>resets</b> of committed RESET_QUOTA operations, with the time of the commit (so a retry
+ *       resets the month the operator meant);
+ *   <li><b>a full reconciliation</b>: the database's limits of every PID; the provisioner's limits are
+ *       read in bulk and only the differences are written (a PID the database no longer has gets 0).
+ *       Submitted at the start of every term and every {@code quotaReconcileInterval}. It supersedes
+ *       older limit changes; newer ones patch it, so the last submitted value always wins.
+ * </ul>
+ *
+ * <p>Concurrency: the submit methods are called from the leader's serial executor (any thread is
+ * fine); the work runs on one daemon thread; the pending work is guarded by {@code lock}.
+ */
+final class QuotaSync implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(QuotaSync.class);
+
+    /** One committed RESET_QUOTA of one PID. */
+    record Reset(String pid, Instant at) {}
+
+    /** Runs a task after a delay, in order, one at a time (a single thread in production). */
+    interface Scheduler {
+        void schedule(Runnable task, long delayMillis);
+    }
+
+    private final QuotaProvisioner provisioner;
+    private final long retryMillis;
+    private final ScheduledExecutorService worker; // null when a test schedules
+    private final Scheduler scheduler;
+    private final Object lock = new Object();
+    private final Map<String, Long> pendingLimits = new LinkedHashMap<>();
+    private final List<Reset> pendingResets = new ArrayList<>();
+    private Map<String, Long> desired; // a full reconciliation to run, or null
+    private long desiredGeneration;
+    private boolean drainScheduled;
+    private boolean failing;
+    private final AtomicLong reconciliations = new AtomicLong();
+    private final AtomicLong corrections = new AtomicLong();
+
+    QuotaSync(QuotaProvisioner provisioner, Duration retryDelay, String nodeId) {
+        this.provisioner = provisioner;
+        this.retryMillis = Math.max(1, retryDelay.toMillis());
+        this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "pidpool-quota-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+        this.scheduler = (task, delay) -> worker.schedule(task, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /** For tests: {@code scheduler} must run the tasks one at a time. */
+    QuotaSync(QuotaProvisioner provisioner, Duration retryDelay, Scheduler scheduler) {
+        this.provisioner = provisioner;
+        this.retryMillis = Math.max(1, retryDelay.toMillis());
+        this.worker = null;
+        this.scheduler = scheduler;
+    }
+
+    QuotaProvisioner provisioner() {
+        return provisioner;
+    }
+
+    /** A batch committed: these limits changed (0 = deleted) and these PIDs' quota was reset. */
+    void committed(Map<String, Long> limits, List<String> resets, Instant at) {
+        if (limits.isEmpty() && resets.isEmpty()) {
+            return;
+        }
+        synchronized (lock) {
+            pendingLimits.putAll(limits);
+            if (desired != null) {
+                desired.putAll(limits);
+                desiredGeneration++;
+            }
+            resets.forEach(pid -> pendingResets.add(new Reset(pid, at)));
+        }
+        requestDrain(0);
+    }
+
+    /** Reconcile the provisioner with every limit the database holds (a snapshot, taken now). */
+    void reconcile(Map<String, Long> databaseLimits) {
+        if (provisioner instanceof LoggingQuotaProvisioner) {
+            return; // nothing to compare with
+        }
+        synchronized (lock) {
+            pendingLimits.clear(); // the snapshot includes them
+            desired = new HashMap<>(databaseLimits);
+            desiredGeneration++;
+        }
+        requestDrain(0);
+    }
+
+    /** The term ended: a successor provisions the limits; committed resets are still carried out. */
+    void termEnded() {
+        synchronized (lock) {
+            pendingLimits.clear();
+            desired = null;
+            desiredGeneration++;
+        }
+    }
+
+    /** Full reconciliations completed so far. */
+    long reconciliations() {
+        return reconciliations.get();
+    }
+
+    /** Limits a reconciliation found wrong (or missing) and wrote. */
+    long corrections() {
+        return corrections.get();
+    }
+
+    /** Whether nothing is waiting (tests). */
+    boolean idle() {
+        synchronized (lock) {
+            return pendingLimits.isEmpty() && pendingResets.isEmpty() && desired == null && !drainScheduled;
+        }
+    }
+
+    private void requestDrain(long delayMillis) {
+        synchronized (lock) {
+            if (drainScheduled) {
+                return;
+            }
+            drainScheduled = true;
+        }
+        try {
+            scheduler.schedule(this::drain, delayMillis);
+        } catch (RejectedExecutionException closed) {
+            synchronized (lock) {
+                drainScheduled = false;
+            }
+        }
+    }
+
+    private void drain() {
+        List<Reset> resets;
+        Map<String, Long> limits;
+        Map<String, Long> full;
+        long generation;
+        synchronized (lock) {
+            drainScheduled = false;
+            resets = List.copyOf(pendingResets);
+            limits = new LinkedHashMap<>(pendingLimits);
+            full = desired == null ? null : new HashMap<>(desired);
+            generation = desiredGeneration;
+        }
+        try {
+            if (!resets.isEmpty()) {
+                Map<Instant, List<String>> byTime = new LinkedHashMap<>();
+                resets.forEach(r ->
+                        byTime.computeIfAbsent(r.at(), k -> new ArrayList<>()).add(r.pid()));
+                byTime.forEach((at, pids) -> provisioner.reset(pids, at));
+                synchronized (lock) {
+                    pendingResets.subList(0, resets.size()).clear(); // only this thread removes
+                }
+                log.info("quota reset of {} PIDs provisioned", resets.size());
+            }
+            if (!limits.isEmpty()) {
+                provisioner.setLimits(limits);
+                synchronized (lock) {
+                    limits.forEach(pendingLimits::remove); // Map.remove(key, value): a newer value stays
+                }
+            }
+            if (full != null) {
+                int fixed = reconcileAll(full);
+                synchronized (lock) {
+                    if (desiredGeneration == generation) {
+                        desired = null;
+                    }
+                }
+                reconciliations.incrementAndGet();
+                corrections.addAndGet(fixed);
+            }
+            if (failing) {
+                failing = false;
+                log.info("quota provisioning works again");
+            }
+        } catch (RuntimeException e) {
+            if (!failing) {
+                failing = true;
+                log.warn("quota provisioning failed, retrying every {} ms: {}", retryMillis, e.getMessage());
+            } else {
+                log.debug("quota provisioning failed again: {}", e.getMessage());
+            }
+            requestDrain(retryMillis);
+            return;
+        }
+        synchronized (lock) {
+            if (!pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null) {
+                requestDrain(0);
+            }
+        }
+    }
+
+    /** Writes only the limits that differ; a PID the store has but the database does not gets 0. */
+    private int reconcileAll(Map<String, Long> full) {
+        Map<String, Long> actual = provisioner.limits();
+        Map<String, Long> fixes = new LinkedHashMap<>();
+        full.forEach((pid, limit) -> {
+            if (!limit.equals(actual.get(pid))) {
+                fixes.put(pid, limit);
+            }
+        });
+        actual.forEach((pid, limit) -> {
+            if (!full.containsKey(pid) && limit != 0) {
+                fixes.put(pid, 0L);
+            }
+        });
+        if (!fixes.isEmpty()) {
+            provisioner.setLimits(fixes);
+            log.info("quota reconciliation corrected {} of {} limits", fixes.size(), full.size());
+        }
+        return fixes.size();
+    }
+
+    @Override
+    public void close() {
+        if (worker != null) {
+            worker.shutdownNow();
+        }
+    }
+}
