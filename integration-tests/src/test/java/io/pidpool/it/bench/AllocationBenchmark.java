@@ -68,7 +68,10 @@ import org.apache.zookeeper.data.Stat;
  * (5, 0 = skip), {@code failover} (1, 0 = skip), {@code warmup} (1), {@code naiveCap} (3000: the naive
  * baseline creates at most this many nodes and extrapolates), {@code timeoutSec} (120),
  * {@code rebalanceDelayMs} (-1 = the leader's default; 0 spreads vacant slots' shares at once, so
- * early instances take PIDs that are moved again as the others register). Not a test:
+ * early instances take PIDs that are moved again as the others register), {@code instancesFirst} (0;
+ * 1 = every instance registers before the leader starts, and the time is measured from the leader's
+ * start, which then comes after the last registration: the hand-out without churn from staggered
+ * registrations). Not a test:
  * nothing asserts; it prints what it measured. Command: docs/benchmarks.md.
  */
 public final class AllocationBenchmark {
@@ -97,7 +100,8 @@ public final class AllocationBenchmark {
                 "warmup", 1,
                 "naiveCap", 3_000,
                 "timeoutSec", 120,
-                "rebalanceDelayMs", -1));
+                "rebalanceDelayMs", -1,
+                "instancesFirst", 0));
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (!opts.containsKey(kv[0])) {
@@ -162,10 +166,13 @@ public final class AllocationBenchmark {
             long heapBefore = heapAfterGc();
 
             var tracker = new Tracker();
-            PidPoolNode leader = startNode("leader-" + name, repositories);
-            awaitTrue("leadership", 30, leader::isLeader);
+            boolean instancesFirst = opts.get("instancesFirst") > 0 && !name.equals("warmup");
+            PidPoolNode leader = instancesFirst ? null : startNode("leader-" + name, repositories);
+            if (leader != null) {
+                awaitTrue("leadership", 30, leader::isLeader);
+            }
             long zxid0 = zxid();
-            long[] w0 = writerCounts(leader);
+            long[] w0 = leader == null ? new long[] {0, 0} : writerCounts(leader);
 
             ExecutorService starters = Executors.newFixedThreadPool(8);
             List<SimInstance> sims = new ArrayList<>();
@@ -180,6 +187,11 @@ public final class AllocationBenchmark {
                 sims.add(sim);
                 lastRegistered = Math.max(lastRegistered, sim.registeredNanos);
             }
+            double registrationsMs = (lastRegistered - tracker.firstRegisteredNanos.get()) / 1e6;
+            if (leader == null) {
+                lastRegistered = System.nanoTime(); // the clock starts with the leader
+                leader = startNode("leader-" + name, repositories);
+            }
             boolean all = awaitQuietly(opts.get("timeoutSec"), () -> tracker.holders.size() == pids);
             long lastAdded = tracker.lastAddedNanos.get();
             double allocMs = (lastAdded - lastRegistered) / 1e6;
@@ -188,13 +200,14 @@ public final class AllocationBenchmark {
             long heapAll = heapAfterGc();
             int[] spread = spread(sims);
             line(
-                    "case %d PIDs / %d instances: %s; all ADDED %.0f ms after the last registration "
+                    "case %d PIDs / %d instances%s: %s; all ADDED %.0f ms after the last registration "
                             + "(registrations took %.0f ms in all); held per instance min %d max %d; duplicates %d",
                     pids,
                     instances,
+                    instancesFirst ? " (instances first; clock starts with the leader)" : "",
                     all ? "all ADDED" : "ONLY " + tracker.holders.size() + " ADDED before the timeout",
                     allocMs,
-                    (lastRegistered - tracker.firstRegisteredNanos.get()) / 1e6,
+                    registrationsMs,
                     spread[0],
                     spread[1],
                     tracker.duplicates.get());
