@@ -1,0 +1,689 @@
+package io.pidpool.it.bench;
+
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.protocol.InstanceNode;
+import io.pidpool.core.protocol.PidNode;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.it.zk.ZooKeepers;
+import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.LeaderSettings;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.testing.TestCluster;
+import io.pidpool.server.zk.FencedWriter;
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.AsyncCallback;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Allocation with the real leader ({@link PidPoolNode} on a loopback curator-test ZooKeeper and H2
+ * through the real Jdbi adapters) and lightweight simulated SDK instances ({@link SimInstance}: one
+ * raw ZooKeeper session each, asynchronous reads and acknowledgements on the client's event thread).
+ *
+ * <p>Per case ({@code pids}/{@code instances}, one module): the time from the last instance
+ * registering to every PID ADDED; the leader's ZooKeeper writes (multi-ops and operations, from its
+ * {@link FencedWriter}) and all write transactions on the server (zxid delta, including the
+ * instances' registrations and acknowledgements); heap after GC. Optionally a scale-out (moved PIDs
+ * against the theoretical minimum) and a failover (the leader's session terminated on the server: time
+ * until the successor leads and until it hands out a new PID; PIDs moved). In the same JVM, on the
+ * same server: the naive baseline (one synchronous create per PID node) and the raw rate of
+ * asynchronous creates. A warm-up case (1,000/50, not reported) runs first.
+ *
+ * <p>Arguments ({@code key=value}): {@code pids} (1000), {@code instances} (50), {@code scaleOut}
+ * (5, 0 = skip), {@code failover} (1, 0 = skip), {@code warmup} (1), {@code naiveCap} (3000: the naive
+ * baseline creates at most this many nodes and extrapolates), {@code timeoutSec} (120),
+ * {@code rebalanceDelayMs} (-1 = the leader's default; 0 spreads vacant slots' shares at once, so
+ * early instances take PIDs that are moved again as the others register), {@code instancesFirst} (0;
+ * 1 = every instance registers before the leader starts, and the time is measured from the leader's
+ * start, which then comes after the last registration: the hand-out without churn from staggered
+ * registrations). Not a test:
+ * nothing asserts; it prints what it measured. Command: docs/benchmarks.md.
+ */
+public final class AllocationBenchmark {
+    static final ZkLayout LAYOUT = new ZkLayout("bench");
+    static final String ROOT = "/" + LAYOUT.namespace();
+    static final ModuleKey MODULE = ModuleKey.parse("dept#bench#sys");
+    static final Duration LEADER_SESSION = Duration.ofSeconds(2);
+
+    private final Map<String, Integer> opts;
+    private final TestingServer server;
+    private final ZooKeeper admin;
+    private final List<String> report = new ArrayList<>();
+
+    private AllocationBenchmark(Map<String, Integer> opts, TestingServer server, ZooKeeper admin) {
+        this.opts = opts;
+        this.server = server;
+        this.admin = admin;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Integer> opts = new HashMap<>(Map.of(
+                "pids", 1_000,
+                "instances", 50,
+                "scaleOut", 5,
+                "failover", 1,
+                "warmup", 1,
+                "naiveCap", 3_000,
+                "timeoutSec", 120,
+                "rebalanceDelayMs", -1,
+                "instancesFirst", 0));
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            if (!opts.containsKey(kv[0])) {
+                throw new IllegalArgumentException("unknown argument " + arg + "; known: " + opts.keySet());
+            }
+            opts.put(kv[0], Integer.parseInt(kv[1]));
+        }
+        Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir")));
+        try (TestingServer server = startServer()) {
+            ZooKeeper admin = connect(server.getConnectString(), 30_000, null);
+            var bench = new AllocationBenchmark(opts, server, admin);
+            if (opts.get("warmup") > 0) {
+                System.out.println("warm-up: 1000 PIDs / 50 instances (not reported)");
+                bench.runCase("warmup", 1_000, 50, 5, false, false);
+                bench.report.clear();
+                bench.asyncCreates("/warmup-async", 5_000);
+                bench.syncCreates("/warmup-sync", 500);
+            }
+            int pids = opts.get("pids");
+            int instances = opts.get("instances");
+            double allocationMs =
+                    bench.runCase("run", pids, instances, opts.get("scaleOut"), opts.get("failover") > 0, true);
+            // baselines on the same server, after the case (its nodes are gone with its sessions)
+            int naive = Math.min(pids, opts.get("naiveCap"));
+            double syncPerSec = bench.syncCreates("/naive", naive);
+            double asyncMs = bench.asyncCreates("/raw-async", pids);
+            double naiveMs = pids / syncPerSec * 1000;
+            bench.line(
+                    "naive baseline: %d synchronous creates at %.0f/s -> %s PIDs would take %.0f ms%s",
+                    naive, syncPerSec, pids, naiveMs, naive < pids ? " (extrapolated)" : "");
+            bench.line(
+                    "raw async creates (1000 in flight): %d nodes in %.0f ms (%.0f/s)",
+                    pids, asyncMs, pids / asyncMs * 1000);
+            bench.line(
+                    "ratios: allocation / raw async creates = %.2f; naive / allocation = %.1f",
+                    allocationMs / asyncMs, naiveMs / allocationMs);
+            admin.close();
+            System.out.println();
+            System.out.println("==== results ====");
+            bench.report.forEach(System.out::println);
+        }
+        System.exit(0); // daemon-less ZooKeeper client threads of terminated sessions
+    }
+
+    // ------------------------------------------------------------------ the case
+
+    double runCase(String name, int pids, int instances, int scaleOut, boolean failover, boolean print)
+            throws Exception {
+        String dbName = "bench" + name + System.nanoTime();
+        try (Database database = Database.open("jdbc:h2:mem:" + dbName + ";DB_CLOSE_DELAY=-1", "sa", "")) {
+            Repositories repositories = database.repositories(Clock.systemUTC());
+            repositories.modules().put(ModuleConfig.of(MODULE, Math.min(instances, ModuleConfig.MAX_SERVERS)));
+            List<PidAccount> accounts = new ArrayList<>();
+            for (int i = 0; i < pids; i++) {
+                accounts.add(account("p" + name + "-" + i));
+                if (accounts.size() == 5_000 || i == pids - 1) {
+                    repositories.pids().insertAll(accounts);
+                    accounts.clear();
+                }
+            }
+            ensurePath(ROOT + LAYOUT.module(MODULE));
+            long heapBefore = heapAfterGc();
+
+            var tracker = new Tracker();
+            boolean instancesFirst = opts.get("instancesFirst") > 0 && !name.equals("warmup");
+            PidPoolNode leader = instancesFirst ? null : startNode("leader-" + name, repositories);
+            if (leader != null) {
+                awaitTrue("leadership", 30, leader::isLeader);
+            }
+            long zxid0 = zxid();
+            long[] w0 = leader == null ? new long[] {0, 0} : writerCounts(leader);
+
+            ExecutorService starters = Executors.newFixedThreadPool(8);
+            List<SimInstance> sims = new ArrayList<>();
+            List<Future<SimInstance>> started = new ArrayList<>();
+            for (int i = 0; i < instances; i++) {
+                String id = "sim" + name + "-" + i;
+                started.add(starters.submit(() -> new SimInstance(id, tracker).start(server.getConnectString())));
+            }
+            long lastRegistered = 0;
+            for (Future<SimInstance> f : started) {
+                SimInstance sim = f.get(120, TimeUnit.SECONDS);
+                sims.add(sim);
+                lastRegistered = Math.max(lastRegistered, sim.registeredNanos);
+            }
+            double registrationsMs = (lastRegistered - tracker.firstRegisteredNanos.get()) / 1e6;
+            if (leader == null) {
+                lastRegistered = System.nanoTime(); // the clock starts with the leader
+                leader = startNode("leader-" + name, repositories);
+            }
+            boolean all = awaitQuietly(opts.get("timeoutSec"), () -> tracker.holders.size() == pids);
+            long lastAdded = tracker.lastAddedNanos.get();
+            double allocMs = (lastAdded - lastRegistered) / 1e6;
+            long[] w1 = writerCounts(leader);
+            long zxid1 = zxid();
+            long heapAll = heapAfterGc();
+            int[] spread = spread(sims);
+            line(
+                    "case %d PIDs / %d instances%s: %s; all ADDED %.0f ms after the last registration "
+                            + "(registrations took %.0f ms in all); held per instance min %d max %d; duplicates %d",
+                    pids,
+                    instances,
+                    instancesFirst ? " (instances first; clock starts with the leader)" : "",
+                    all ? "all ADDED" : "ONLY " + tracker.holders.size() + " ADDED before the timeout",
+                    allocMs,
+                    registrationsMs,
+                    spread[0],
+                    spread[1],
+                    tracker.duplicates.get());
+            line(
+                    "  leader writes: %d multi-ops carrying %d operations (%.1f ops per multi); server write "
+                            + "transactions in the phase (zxid delta, incl. registrations and acks): %d",
+                    w1[0] - w0[0], w1[1] - w0[1], (w1[1] - w0[1]) / (double) Math.max(1, w1[0] - w0[0]), zxid1 - zxid0);
+
+            if (scaleOut > 0 && all) {
+                scaleOut(name, pids, scaleOut, sims, tracker, leader);
+            }
+            PidPoolNode follower = null;
+            if (failover && all) {
+                follower = failover(name, pids, sims, tracker, leader, repositories);
+            }
+            for (SimInstance sim : sims) {
+                sim.close();
+            }
+            starters.shutdownNow();
+            long heapLeaderOnly = heapAfterGc();
+            line(
+                    "  heap after GC (whole JVM: ZooKeeper server, H2, leader%s): before the leader %d MB; "
+                            + "with every instance connected %d MB; instances closed %d MB -> leader + ZooKeeper's "
+                            + "tree <= %d MB",
+                    follower == null ? "" : ", follower",
+                    heapBefore >> 20,
+                    heapAll >> 20,
+                    heapLeaderOnly >> 20,
+                    (heapLeaderOnly - heapBefore) >> 20);
+            if (follower != null) {
+                follower.close();
+            }
+            leader.close();
+            deleteTree(ROOT);
+            return allocMs;
+        }
+    }
+
+    private void scaleOut(String name, int pids, int extra, List<SimInstance> sims, Tracker tracker, PidPoolNode leader)
+            throws Exception {
+        List<Integer> counts = new ArrayList<>();
+        sims.forEach(s -> counts.add(s.held.size()));
+        for (int i = 0; i < extra; i++) {
+            counts.add(0);
+        }
+        long minimum = minimumMoves(counts, pids);
+        long deletes0 = tracker.deletingAcks.get();
+        long adds0 = tracker.addingAcks.get();
+        long[] w0 = writerCounts(leader);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < extra; i++) {
+            sims.add(new SimInstance("sim" + name + "-x" + i, tracker).start(server.getConnectString()));
+        }
+        boolean settled = awaitQuietly(60, () -> {
+            int[] s = spread(sims);
+            return s[1] - s[0] <= 1 && tracker.holders.size() == pids && s[2] == pids;
+        });
+        double ms = (System.nanoTime() - t0) / 1e6;
+        long[] w1 = writerCounts(leader);
+        line(
+                "  scale-out +%d instances: %s in %.0f ms; moved %d PIDs (DELETING acknowledged), %d ADDING "
+                        + "acknowledged; theoretical minimum %d -> %s; leader writes %d multi-ops / %d ops",
+                extra,
+                settled ? "balanced" : "NOT balanced",
+                ms,
+                tracker.deletingAcks.get() - deletes0,
+                tracker.addingAcks.get() - adds0,
+                minimum,
+                tracker.deletingAcks.get() - deletes0 == minimum ? "minimal" : "NOT minimal",
+                w1[0] - w0[0],
+                w1[1] - w0[1]);
+    }
+
+    private PidPoolNode failover(
+            String name, int pids, List<SimInstance> sims, Tracker tracker, PidPoolNode leader, Repositories repos)
+            throws Exception {
+        PidPoolNode follower = startNode("follower-" + name, repos);
+        awaitTrue(
+                "follower view", 60, () -> follower.pids(MODULE, PidState.ADDED).size() == pids);
+        long deletes0 = tracker.deletingAcks.get();
+        long adds0 = tracker.addingAcks.get();
+        long session = leader.curator().getZookeeperClient().getZooKeeper().getSessionId();
+        int negotiated = leader.curator().getZookeeperClient().getZooKeeper().getSessionTimeout();
+        String probe = "p" + name + "-failover-probe";
+        repos.pids().insertAll(List.of(account(probe)));
+        long t0 = System.nanoTime();
+        if (!ZooKeepers.terminateSession(session)) {
+            line("  failover: could not terminate the leader's session");
+            return follower;
+        }
+        awaitTrue("new leader", 60, follower::isLeader);
+        double electedMs = (System.nanoTime() - t0) / 1e6;
+        boolean served = awaitQuietly(60, () -> tracker.holders.containsKey(probe));
+        double servingMs = (System.nanoTime() - t0) / 1e6;
+        // give stray instructions a moment to show up before counting
+        long quietUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        awaitQuietly(3, () -> System.nanoTime() > quietUntil);
+        long moved = tracker.deletingAcks.get() - deletes0;
+        long added = tracker.addingAcks.get() - adds0;
+        line(
+                "  failover (leader session terminated on the server; negotiated T = %d ms): successor leads after "
+                        + "%.0f ms, hands out a new PID after %.0f ms (%s); PIDs moved %d, ADDING acknowledged %d "
+                        + "(1 = the new PID); a crash adds T to both (the server must first expire the session)",
+                negotiated, electedMs, servingMs, served ? "served" : "NOT served", moved, added);
+        return follower;
+    }
+
+    /** Theory from docs/planner.md: sum of surpluses over floor, minus what the remainder absorbs. */
+    static long minimumMoves(List<Integer> counts, int pids) {
+        int n = counts.size();
+        int f = pids / n;
+        int r = pids % n;
+        long surplus = 0;
+        int above = 0;
+        for (int k : counts) {
+            if (k > f) {
+                surplus += k - f;
+                above++;
+            }
+        }
+        return surplus - Math.min(r, above);
+    }
+
+    // ------------------------------------------------------------------ baselines
+
+    /** One synchronous create per node (the seed's way); returns creates per second. */
+    double syncCreates(String parent, int count) throws Exception {
+        ensurePath(parent);
+        byte[] data = pidData("p-sync");
+        long t0 = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            admin.create(parent + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+        }
+        double perSec = count / ((System.nanoTime() - t0) / 1e9);
+        deleteTree(parent);
+        return perSec;
+    }
+
+    /** Asynchronous creates, 1,000 in flight; returns the milliseconds for {@code count} nodes. */
+    double asyncCreates(String parent, int count) throws Exception {
+        ensurePath(parent);
+        byte[] data = pidData("p-async");
+        Semaphore window = new Semaphore(1_000);
+        CountDownLatch done = new CountDownLatch(count);
+        AsyncCallback.StringCallback cb = (rc, path, ctx, created) -> {
+            window.release();
+            done.countDown();
+        };
+        long t0 = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            window.acquire();
+            admin.create(parent + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT, cb, null);
+        }
+        if (!done.await(300, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("async creates did not finish");
+        }
+        double ms = (System.nanoTime() - t0) / 1e6;
+        deleteTree(parent);
+        return ms;
+    }
+
+    // ------------------------------------------------------------------ simulated SDK instance
+
+    /** Shared counters of every simulated instance. */
+    static final class Tracker {
+        final ConcurrentHashMap<String, String> holders = new ConcurrentHashMap<>();
+        final AtomicLong lastAddedNanos = new AtomicLong();
+        final AtomicLong firstRegisteredNanos = new AtomicLong(Long.MAX_VALUE);
+        final AtomicInteger duplicates = new AtomicInteger();
+        final AtomicLong addingAcks = new AtomicLong();
+        final AtomicLong deletingAcks = new AtomicLong();
+    }
+
+    /**
+     * PROTOCOL.md's client side, minimally: registers its ephemeral node, waits for the pids path in
+     * its data, watches the pids node's children and each PID node's data, and answers every
+     * instruction stamped with its session (and an epoch not older than the newest seen) with a
+     * versioned setData of {@link PidNode#acknowledged()}. Everything runs asynchronously on the
+     * session's event thread, so 1,000 instances need no thread of their own beyond ZooKeeper's two.
+     */
+    static final class SimInstance implements Watcher {
+        final String id;
+        final Tracker tracker;
+        final Set<String> held = ConcurrentHashMap.newKeySet();
+        private final Set<String> known = ConcurrentHashMap.newKeySet();
+        private ZooKeeper zk;
+        private long sessionId;
+        private String instancePath;
+        private volatile String pidsPath;
+        private long maxEpoch;
+        long registeredNanos;
+
+        SimInstance(String id, Tracker tracker) {
+            this.id = id;
+            this.tracker = tracker;
+        }
+
+        SimInstance start(String connectString) throws Exception {
+            zk = connect(connectString, 10_000, this);
+            sessionId = zk.getSessionId();
+            instancePath = ROOT + LAYOUT.instance(MODULE, InstanceId.of(id));
+            zk.create(
+                    instancePath,
+                    InstanceNode.registering(1, "bench").encode(),
+                    ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.EPHEMERAL);
+            registeredNanos = System.nanoTime();
+            tracker.firstRegisteredNanos.accumulateAndGet(registeredNanos, Math::min);
+            readSelf();
+            return this;
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            String path = event.getPath();
+            if (path == null) {
+                return;
+            }
+            switch (event.getType()) {
+                case NodeDataChanged -> {
+                    if (path.equals(instancePath)) {
+                        readSelf();
+                    } else {
+                        readPid(path);
+                    }
+                }
+                case NodeChildrenChanged -> listPids();
+                case NodeDeleted -> {
+                    if (!path.equals(instancePath)) {
+                        gone(path.substring(path.lastIndexOf('/') + 1));
+                    }
+                }
+                default -> {}
+            }
+        }
+
+        private void readSelf() {
+            zk.getData(
+                    instancePath,
+                    this,
+                    (rc, path, ctx, data, stat) -> {
+                        if (rc != 0 || pidsPath != null) {
+                            return;
+                        }
+                        InstanceNode node = InstanceNode.decode(data);
+                        if (node.hasPidsPath()) {
+                            pidsPath = ROOT + node.pidsPath();
+                            listPids();
+                        }
+                    },
+                    null);
+        }
+
+        private void listPids() {
+            zk.getChildren(
+                    pidsPath,
+                    this,
+                    (rc, path, ctx, children) -> {
+                        if (rc != 0) {
+                            return;
+                        }
+                        for (String child : children) {
+                            if (known.add(child)) {
+                                readPid(pidsPath + "/" + child);
+                            }
+                        }
+                    },
+                    null);
+        }
+
+        private void readPid(String path) {
+            zk.getData(
+                    path,
+                    this,
+                    (rc, p, ctx, data, stat) -> {
+                        if (rc == KeeperException.Code.NONODE.intValue()) {
+                            gone(p.substring(p.lastIndexOf('/') + 1));
+                        } else if (rc == 0) {
+                            handle(p, PidNode.decode(data), stat);
+                        }
+                    },
+                    null);
+        }
+
+        private void handle(String path, PidNode node, Stat stat) {
+            if (node.ownerSessionId() != sessionId || node.epoch().value() < maxEpoch || node.hasError()) {
+                return;
+            }
+            maxEpoch = Math.max(maxEpoch, node.epoch().value());
+            PidState state = node.state();
+            if (!state.isInstruction()) {
+                return;
+            }
+            if (state == PidState.DELETING) {
+                held.remove(node.pidId());
+                tracker.holders.remove(node.pidId(), id);
+            }
+            zk.setData(
+                    path,
+                    node.acknowledged().encode(),
+                    stat.getVersion(),
+                    (rc, p, ctx, s) -> {
+                        if (rc == KeeperException.Code.BADVERSION.intValue()) {
+                            readPid(p);
+                        } else if (rc == 0) {
+                            switch (state) {
+                                case ADDING -> {
+                                    tracker.addingAcks.incrementAndGet();
+                                    held.add(node.pidId());
+                                    String before = tracker.holders.putIfAbsent(node.pidId(), id);
+                                    if (before != null && !before.equals(id)) {
+                                        tracker.duplicates.incrementAndGet();
+                                    }
+                                    tracker.lastAddedNanos.accumulateAndGet(System.nanoTime(), Math::max);
+                                }
+                                case DELETING -> tracker.deletingAcks.incrementAndGet();
+                                default -> {}
+                            }
+                        }
+                    },
+                    null);
+        }
+
+        private void gone(String pid) {
+            known.remove(pid);
+            if (held.remove(pid)) {
+                tracker.holders.remove(pid, id);
+            }
+        }
+
+        void close() throws InterruptedException {
+            zk.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    private PidPoolNode startNode(String nodeId, Repositories repositories) {
+        LeaderSettings settings =
+                LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200)).withRebalanceDelay(Duration.ZERO);
+        AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
+        PidPoolNode node = PidPoolNode.builder()
+                .nodeId(nodeId)
+                .connectString(server.getConnectString())
+                .cluster(LAYOUT.cluster())
+                .sessionTimeout(LEADER_SESSION)
+                .settings(settings)
+                .repositories(repositories)
+                .sealer(TestCluster::seal)
+                .ids(ids::incrementAndGet)
+                .build();
+        node.start();
+        return node;
+    }
+
+    private static PidAccount account(String pid) {
+        return new PidAccount(pid, MODULE, 10_000, 0, PidStatus.ACTIVE, TestCluster.secret(pid), Map.of());
+    }
+
+    private static byte[] pidData(String pid) {
+        return PidNode.instruction(
+                        pid,
+                        PidState.ADDING,
+                        new Epoch(7),
+                        0x1000031c3360002L,
+                        new PidNode.AccountPayload(10_000, 0, TestCluster.secret(pid), Map.of()))
+                .encode();
+    }
+
+    /** The leader's writer counters (multi-ops, operations), read through the package-private test hook. */
+    private static long[] writerCounts(PidPoolNode node) throws Exception {
+        Method hook = PidPoolNode.class.getDeclaredMethod("currentWriter");
+        hook.setAccessible(true);
+        FencedWriter writer = (FencedWriter) hook.invoke(node);
+        return writer == null ? new long[] {0, 0} : new long[] {writer.multisSent(), writer.opsSent()};
+    }
+
+    /** The server's last zxid, read as the mzxid of a write to a probe node (one transaction). */
+    private long zxid() throws Exception {
+        ensurePath("/zxid-probe");
+        return admin.setData("/zxid-probe", new byte[0], -1).getMzxid();
+    }
+
+    private void ensurePath(String path) throws Exception {
+        StringBuilder at = new StringBuilder();
+        for (String part : path.substring(1).split("/")) {
+            at.append('/').append(part);
+            try {
+                admin.create(at.toString(), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            } catch (KeeperException.NodeExistsException e) {
+                // there already
+            }
+        }
+    }
+
+    private void deleteTree(String path) throws Exception {
+        try {
+            org.apache.zookeeper.ZKUtil.deleteRecursive(admin, path, 1_000);
+        } catch (KeeperException.NoNodeException e) {
+            // gone
+        }
+    }
+
+    private static int[] spread(List<SimInstance> sims) {
+        int min = Integer.MAX_VALUE;
+        int max = 0;
+        int sum = 0;
+        for (SimInstance sim : sims) {
+            int n = sim.held.size();
+            min = Math.min(min, n);
+            max = Math.max(max, n);
+            sum += n;
+        }
+        return new int[] {min, max, sum};
+    }
+
+    private static long heapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    private static TestingServer startServer() throws Exception {
+        // like TestZooKeeper, plus no limit on connections per client address (1,000 sessions from 127.0.0.1)
+        InstanceSpec spec = new InstanceSpec(
+                null,
+                -1,
+                -1,
+                -1,
+                true,
+                -1,
+                100,
+                -1,
+                Map.of("clientPortAddress", "127.0.0.1", "maxSessionTimeout", "60000", "maxClientCnxns", "0"),
+                "127.0.0.1");
+        return new TestingServer(spec, true);
+    }
+
+    private static ZooKeeper connect(String connectString, int sessionMs, Watcher delegate) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(connectString, sessionMs, event -> {
+            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+            if (delegate != null) {
+                delegate.process(event);
+            }
+        });
+        if (!connected.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("could not connect to " + connectString);
+        }
+        return zk;
+    }
+
+    private static void awaitTrue(String what, int seconds, BooleanSupplier condition) throws InterruptedException {
+        if (!awaitQuietly(seconds, condition)) {
+            throw new IllegalStateException("timed out after " + seconds + " s waiting for " + what);
+        }
+    }
+
+    /** Polls every 2 ms until the condition holds or the deadline passes. */
+    private static boolean awaitQuietly(int seconds, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            Thread.sleep(2);
+        }
+        return condition.getAsBoolean();
+    }
+
+    private void line(String format, Object... args) {
+        String text = String.format(Locale.ROOT, format, args);
+        report.add(text);
+        System.out.println(text);
+    }
+}
