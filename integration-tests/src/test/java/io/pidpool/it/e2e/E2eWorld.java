@@ -32,7 +32,16 @@ import org.slf4j.LoggerFactory;
 final class E2eWorld implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(E2eWorld.class);
     private static final AtomicInteger CLUSTERS = new AtomicInteger();
-    static final Duration GRACE = Duration.ofMillis(1_500);
+    /**
+     * The SDK instances' session timeout. Larger than the fault scenarios' 3 s: with thousands of PID
+     * acknowledgements queued on one loaded test JVM (three leader nodes, the ZooKeeper server and H2
+     * share it), a ZooKeeper reply can take longer than 2T/3 at T = 3 s, and the SDK then rightly
+     * suspends and revokes everything (seen in development), which would blur the churn assertions.
+     */
+    static final Duration SDK_T = Duration.ofSeconds(6);
+    /** G = T/3 + L with L = 500 ms. */
+    static final Duration GRACE = SDK_T.dividedBy(3).plusMillis(500);
+
     static final Duration WAIT = Duration.ofSeconds(60);
 
     final String connectString;
@@ -65,7 +74,8 @@ final class E2eWorld implements AutoCloseable {
                 connectString,
                 cluster,
                 platform.address(),
-                leader.secretKey().orElseThrow());
+                leader.secretKey().orElseThrow(),
+                SDK_T);
         instances.add(instance);
         return instance.start();
     }

@@ -72,7 +72,13 @@ final class SdkInstance implements AutoCloseable {
     private volatile Gate gate;
 
     SdkInstance(
-            String name, ModuleKey module, String connectString, String cluster, String platformAddress, String key) {
+            String name,
+            ModuleKey module,
+            String connectString,
+            String cluster,
+            String platformAddress,
+            String key,
+            Duration sessionTimeout) {
         this.name = name;
         this.module = module;
         try {
@@ -86,7 +92,7 @@ final class SdkInstance implements AutoCloseable {
                 .module(module.toString())
                 .instanceId(name)
                 .host("e2e-" + name)
-                .sessionTimeout(Duration.ofSeconds(3))
+                .sessionTimeout(sessionTimeout)
                 .startTimeout(Duration.ofSeconds(30))
                 .closeTimeout(Duration.ofSeconds(10))
                 .secretKey(key)
