@@ -186,9 +186,8 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     /** Waits until the batch is final (DEALED or FAILED), polling the database. */
     public BatchRecord awaitBatch(BatchId id, Duration atMost) {
         long deadline = System.nanoTime() + atMost.toNanos();
-        PidPoolNode any = nodes.get(0);
         while (true) {
-            Optional<BatchRecord> record = any.batches().get(id);
+            Optional<BatchRecord> record = readBatch(id);
             if (record.isPresent()
                     && (record.get().status() == BatchStatus.DEALED
                             || record.get().status() == BatchStatus.FAILED)) {
@@ -199,6 +198,19 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
             }
             pause(50);
         }
+    }
+
+    /** The batch as any node that answers reads it (a closed node does not). */
+    private Optional<BatchRecord> readBatch(BatchId id) {
+        RuntimeException last = null;
+        for (PidPoolNode node : nodes) {
+            try {
+                return node.batches().get(id);
+            } catch (RuntimeException e) {
+                last = e;
+            }
+        }
+        throw new IllegalStateException("no node could read batch " + id, last);
     }
 
     /** The PID specs {@link #addPids} uses: password {@code pw-<pid>}, quota 100. */
