@@ -9,6 +9,7 @@ import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.it.client.ClientProcess;
 import io.pidpool.it.leader.FakeLeaderUnderTest;
 import io.pidpool.it.leader.LeaderUnderTest;
+import io.pidpool.it.leader.ServerLeaderUnderTest;
 import io.pidpool.it.platform.PlatformLedger;
 import io.pidpool.it.platform.PlatformServer;
 import io.pidpool.it.zk.ZkProbe;
@@ -45,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * server expires the session at c + T at the earliest, so the earliest foreign login is c + T + G =
  * c + 4T/3 + L.
  *
- * <p>The leader is chosen with the system property {@code pidpool.it.leader} (default {@code fake}).
+ * <p>The leader is chosen with the system property {@code pidpool.it.leader}: {@code server} (default,
+ * the real pid-server leader) or {@code fake}.
  */
 final class FaultWorld implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FaultWorld.class);
@@ -85,11 +87,13 @@ final class FaultWorld implements AutoCloseable {
     }
 
     static LeaderUnderTest.Factory leaderFactory() {
-        String which = System.getProperty("pidpool.it.leader", "fake");
-        if (which.equals("fake")) {
-            return FakeLeaderUnderTest.factory();
-        }
-        throw new IllegalArgumentException("unknown pidpool.it.leader '" + which + "' (known: fake)");
+        String which = System.getProperty("pidpool.it.leader", "server");
+        return switch (which) {
+            case "server" -> ServerLeaderUnderTest.factory();
+            case "fake" -> FakeLeaderUnderTest.factory();
+            default ->
+                throw new IllegalArgumentException("unknown pidpool.it.leader '" + which + "' (known: server, fake)");
+        };
     }
 
     PlatformServer platform() {

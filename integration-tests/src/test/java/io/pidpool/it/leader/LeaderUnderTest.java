@@ -9,7 +9,7 @@ import java.util.Optional;
 /**
  * The leader side of a fault scenario: whatever hands PIDs to the client JVMs through ZooKeeper
  * (PROTOCOL.md). Scenarios talk to the leader only through this interface, so the same scenario runs
- * against {@link FakeLeaderUnderTest} now and against the real pid-server once it exists.
+ * against the real pid-server ({@link ServerLeaderUnderTest}, the default) and {@link FakeLeaderUnderTest}.
  *
  * <p>What a scenario relies on (PROTOCOL.md, DESIGN.md §6):
  *
