@@ -407,7 +407,16 @@ public final class ConfigLoader {
                 best = applied;
             }
         }
-        return best != null ? " (from environment variable " + fromEnv.get(best) + ")" : " (in " + sourceName + ")";
+        if (best != null) {
+            return " (from environment variable " + fromEnv.get(best) + ")";
+        }
+        List<String> below = fromEnv.entrySet().stream()
+                .filter(e -> e.getKey().startsWith(key + "."))
+                .map(Map.Entry::getValue)
+                .toList();
+        return below.isEmpty()
+                ? " (in " + sourceName + ")"
+                : " (in " + sourceName + " and environment variables " + String.join(", ", below) + ")";
     }
 
     private static String pathOf(JsonMappingException e) {
