@@ -1,0 +1,326 @@
+package io.pidpool.server.runtime;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.config.ConfigLoader;
+import io.pidpool.server.config.DatabaseConfig;
+import io.pidpool.server.config.RedisConfig;
+import io.pidpool.server.config.ServerConfig;
+import io.pidpool.server.http.BearerTokens;
+import io.pidpool.server.http.HealthCheck.Component;
+import io.pidpool.server.http.HttpApi;
+import io.pidpool.server.http.OperatorApi;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One pid-server process, built from a {@link ServerConfig}: a Curator client in the cluster's
+ * namespace ({@code /pidpool/<cluster>}), the database pool, a Redisson client, the health
+ * monitor and the operator HTTP API, started in that order and closed in reverse.
+ *
+ * <p>{@link #start()} fails fast with {@code UNAVAILABLE} naming the dependency (and never its
+ * credentials) when ZooKeeper, the database or Redis cannot be reached; whatever was started by
+ * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
+ * while {@code start()} is still running on another thread.
+ *
+ * <p>Not wired yet: the coordination node ({@code io.pidpool.server.leader}), the database
+ * migrations and the in-process pid-worker; until then the operator API answers reads of the
+ * cluster view and 503 for everything else.
+ */
+public final class PidServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PidServer.class);
+    private static final Duration HEALTH_INTERVAL = Duration.ofSeconds(5);
+    private static final long PROBE_TIMEOUT_MS = 2_000;
+
+    private final ServerConfig config;
+    private final Lifecycle lifecycle = new Lifecycle("pid-server");
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+
+    private volatile CuratorFramework curator;
+    private volatile HikariDataSource dataSource;
+    private volatile RedissonClient redisson;
+    private volatile HealthMonitor health;
+    private volatile HttpApi http;
+
+    private enum State {
+        NEW,
+        STARTING,
+        RUNNING,
+        CLOSED
+    }
+
+    /** Validates the configuration; nothing is started yet. */
+    public PidServer(ServerConfig config) {
+        this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
+    }
+
+    /** Starts every part; on failure closes what was started and rethrows. */
+    public PidServer start() {
+        if (!state.compareAndSet(State.NEW, State.STARTING)) {
+            throw PidPoolException.illegalState("pid-server was already started");
+        }
+        try {
+            curator = lifecycle.add("ZooKeeper client", startCurator());
+            dataSource = lifecycle.add("database pool", startDatabase(config.database()));
+            RedissonClient client = startRedisson(config.redis());
+            lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
+            redisson = client;
+            health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
+            OperatorApi operatorApi = new NoCoordinationOperatorApi(config.cluster());
+            lifecycle.requireOpen("HTTP API");
+            http = lifecycle.add(
+                    "HTTP API",
+                    new HttpApi(
+                                    HttpApi.Settings.of(config.http()),
+                                    operatorApi,
+                                    health,
+                                    BearerTokens.of(config.security().tokens()))
+                            .start());
+            if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
+                throw PidPoolException.unavailable("pid-server was closed during start-up", null);
+            }
+            log.info(
+                    "pid-server of cluster '{}' running: http port {}, zookeeper {}, redis {}",
+                    config.cluster(),
+                    http.port(),
+                    config.zookeeper().connect(),
+                    redisLabel(config.redis()));
+            return this;
+        } catch (RuntimeException e) {
+            lifecycle.close();
+            state.set(State.CLOSED);
+            throw e;
+        }
+    }
+
+    /** Stops the HTTP API, the health monitor and the clients, in reverse start order. Idempotent. */
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous != State.CLOSED) {
+            lifecycle.close();
+            if (previous == State.RUNNING) {
+                log.info("pid-server of cluster '{}' stopped", config.cluster());
+            }
+        }
+    }
+
+    public ServerConfig config() {
+        return config;
+    }
+
+    /** The bound HTTP port (the real one when configured with 0). */
+    public int httpPort() {
+        return requireStarted(http).port();
+    }
+
+    public CuratorFramework curator() {
+        return requireStarted(curator);
+    }
+
+    public DataSource dataSource() {
+        return requireStarted(dataSource);
+    }
+
+    public RedissonClient redisson() {
+        return requireStarted(redisson);
+    }
+
+    /** The last health report (probed every few seconds). */
+    public io.pidpool.server.http.HealthCheck.Report health() {
+        return requireStarted(health).report();
+    }
+
+    private static <T> T requireStarted(T part) {
+        if (part == null) {
+            throw PidPoolException.illegalState("pid-server is not started");
+        }
+        return part;
+    }
+
+    // ---------------------------------------------------------------- parts
+
+    private CuratorFramework startCurator() {
+        var zk = config.zookeeper();
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zk.connect())
+                .sessionTimeoutMs(zk.sessionTimeoutMs())
+                // Curator warns when its connection timeout exceeds the session timeout; the
+                // start-up wait below uses the configured connectionTimeoutMs in full
+                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
+                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
+                .namespace(new ZkLayout(config.cluster()).namespace())
+                .build();
+        client.start();
+        boolean connected;
+        try {
+            connected = client.blockUntilConnected(zk.connectionTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw PidPoolException.unavailable("interrupted while connecting to ZooKeeper", e);
+        }
+        if (!connected) {
+            client.close();
+            throw PidPoolException.unavailable(
+                    "ZooKeeper at " + zk.connect() + " is not reachable within " + zk.connectionTimeoutMs()
+                            + " ms (zookeeper.connect)",
+                    null);
+        }
+        return client;
+    }
+
+    private static HikariDataSource startDatabase(DatabaseConfig db) {
+        HikariConfig hikari = new HikariConfig();
+        hikari.setPoolName("pidpool");
+        hikari.setJdbcUrl(db.url());
+        if (!db.user().isEmpty()) {
+            hikari.setUsername(db.user());
+        }
+        if (!db.password().isEmpty()) {
+            hikari.setPassword(db.password());
+        }
+        hikari.setMaximumPoolSize(db.maxPoolSize());
+        hikari.setMinimumIdle(Math.min(2, db.maxPoolSize()));
+        hikari.setConnectionTimeout(10_000);
+        try {
+            return new HikariDataSource(hikari);
+        } catch (RuntimeException e) {
+            throw PidPoolException.unavailable(
+                    "database at " + redactUrl(db.url()) + " is not reachable (database.url): " + rootMessage(e), e);
+        }
+    }
+
+    private static RedissonClient startRedisson(RedisConfig redis) {
+        Config config;
+        if (redis.usesRedissonBlock()) {
+            try {
+                ObjectMapper yaml = new YAMLMapper();
+                config = Config.fromYAML(yaml.writeValueAsString(redis.redisson()));
+            } catch (IOException e) {
+                throw PidPoolException.invalid("redis.redisson", "not a valid Redisson configuration");
+            }
+        } else {
+            config = new Config();
+            var single = config.useSingleServer()
+                    .setAddress(redis.address())
+                    .setDatabase(redis.database())
+                    .setConnectionMinimumIdleSize(2)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            if (!redis.password().isEmpty()) {
+                single.setPassword(redis.password());
+            }
+        }
+        // strings, not Redisson's default Kryo: scripts and redis-cli can read what PidPool writes
+        config.setCodec(StringCodec.INSTANCE);
+        try {
+            return Redisson.create(config);
+        } catch (RuntimeException e) {
+            throw PidPoolException.unavailable(
+                    "Redis at " + redisLabel(redis) + " is not reachable (redis.address): " + rootMessage(e), e);
+        }
+    }
+
+    private Map<String, Supplier<Component>> probes() {
+        Map<String, Supplier<Component>> probes = new LinkedHashMap<>();
+        String zk = config.zookeeper().connect();
+        probes.put("zookeeper", () -> {
+            var client = curator.getZookeeperClient();
+            if (!client.isConnected()) {
+                return Component.down("not connected to " + zk);
+            }
+            int negotiated;
+            try {
+                negotiated = client.getZooKeeper().getSessionTimeout();
+            } catch (Exception e) {
+                return Component.down("no session with " + zk + ": " + e.getMessage());
+            }
+            return Component.up(zk + ", session timeout " + negotiated + " ms");
+        });
+        String db = redactUrl(config.database().url());
+        probes.put("database", () -> {
+            try (Connection c = dataSource.getConnection()) {
+                return c.isValid((int) (PROBE_TIMEOUT_MS / 1000))
+                        ? Component.up(db)
+                        : Component.down(db + ": not valid");
+            } catch (SQLException e) {
+                return Component.down(db + ": " + e.getMessage());
+            }
+        });
+        String redisLabel = redisLabel(config.redis());
+        String key = "pidpool:" + config.cluster() + ":health";
+        probes.put("redis", () -> {
+            try {
+                redisson.getBucket(key, StringCodec.INSTANCE)
+                        .isExistsAsync()
+                        .toCompletableFuture()
+                        .get(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                return Component.up(redisLabel);
+            } catch (TimeoutException e) {
+                return Component.down(redisLabel + ": no answer within " + PROBE_TIMEOUT_MS + " ms");
+            } catch (ExecutionException e) {
+                return Component.down(redisLabel + ": " + rootMessage(e));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Component.down(redisLabel + ": interrupted");
+            }
+        });
+        return probes;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Drops everything after '?' or ';' (where credentials may hide) and any user:password@. */
+    static String redactUrl(String jdbcUrl) {
+        String url = jdbcUrl;
+        int cut = indexOfAny(url, '?', ';');
+        if (cut >= 0) {
+            url = url.substring(0, cut);
+        }
+        return url.replaceAll("//[^/@]*@", "//");
+    }
+
+    private static int indexOfAny(String s, char a, char b) {
+        int i = s.indexOf(a);
+        int j = s.indexOf(b);
+        return i < 0 ? j : (j < 0 ? i : Math.min(i, j));
+    }
+
+    static String redisLabel(RedisConfig redis) {
+        return redis.usesRedissonBlock()
+                ? "(redis.redisson block)"
+                : redis.address().replaceAll("//[^/@]*@", "//");
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    }
+}
