@@ -21,7 +21,8 @@ public final class LoopbackPorts {
             throw PidPoolException.invalid(option, "%s must be within 1..65535, was %d", option, port);
         }
         try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(false);
+            // as the servers themselves bind: a port left in TIME_WAIT by a previous run is free
+            socket.setReuseAddress(true);
             socket.bind(new InetSocketAddress(InetAddress.getByName(LOOPBACK), port));
         } catch (IOException e) {
             throw PidPoolException.invalid(

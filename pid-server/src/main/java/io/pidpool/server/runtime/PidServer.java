@@ -101,7 +101,7 @@ public final class PidServer implements AutoCloseable {
                                     BearerTokens.of(config.security().tokens()))
                             .start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
-                throw PidPoolException.unavailable("pid-server was closed during start-up", null);
+                throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);
             }
             log.info(
                     "pid-server of cluster '{}' running: http port {}, zookeeper {}, redis {}",
@@ -241,7 +241,9 @@ public final class PidServer implements AutoCloseable {
             return Redisson.create(config);
         } catch (RuntimeException e) {
             throw PidPoolException.unavailable(
-                    "Redis at " + redisLabel(redis) + " is not reachable (redis.address): " + rootMessage(e), e);
+                    "Redis at " + redisLabel(redis) + " is not reachable ("
+                            + (redis.usesRedissonBlock() ? "redis.redisson" : "redis.address") + "): " + rootMessage(e),
+                    e);
         }
     }
 
