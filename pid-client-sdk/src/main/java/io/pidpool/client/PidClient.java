@@ -1,0 +1,302 @@
+package io.pidpool.client;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.client.internal.ClientSettings;
+import io.pidpool.client.internal.DefaultPidClient;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.ZkLayout;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executor;
+
+/**
+ * The SDK a business server embeds to receive its share of PIDs (DESIGN.md §7).
+ *
+ * <pre>{@code
+ * PidClient client = PidClient.builder()
+ *     .connectString("127.0.0.1:2181")
+ *     .cluster("default")
+ *     .module("fin#risk#scorer")
+ *     .redisAddress("redis://127.0.0.1:6379")
+ *     .secretOpener(sealer::open)
+ *     .listener(listener)
+ *     .build();
+ * client.start();                       // returns once registered
+ * Set<String> held = client.heldPids();
+ * client.close();                       // revokes all (onRevoked), then leaves
+ * }</pre>
+ *
+ * <p><b>What it does.</b> {@link #start()} opens a ZooKeeper session, registers this instance under
+ * {@code /modules/<module>/<instance>} (an ephemeral node) and follows the leader's instructions in
+ * its PID nodes, calling the {@link PidListener} and acknowledging each instruction after the
+ * listener returned (PROTOCOL.md). It keeps doing so across reconnects and session loss (a new
+ * session registers as a new instance) until {@link #close()}.
+ *
+ * <p><b>Exclusive hold.</b> The client revokes every PID ({@code onRevoked}) as soon as it can no
+ * longer prove that its ZooKeeper session is alive: when the connection is SUSPENDED, when its lease
+ * (last ZooKeeper reply + 2T/3 − margin) runs out, or when the process was paused for more than T/3.
+ * It takes the PIDs up again ({@code onAssigned}) once the same session is confirmed alive. {@link
+ * #heldPids()} checks the lease on every call.
+ *
+ * <p><b>Thread safety.</b> All methods are thread-safe. {@link #heldPids()}, {@link #state()} and
+ * {@link #registration()} never block. {@link #start()} and {@link #close()} block (each with a
+ * timeout) and must not be called from a listener callback.
+ *
+ * <p><b>Not yet available:</b> {@link #tryAcquire} and {@link #refund} (the Redis quota ledger) throw
+ * {@link UnsupportedOperationException} in this version.
+ */
+public interface PidClient extends AutoCloseable {
+
+    /** The client's life cycle, as observed from outside. */
+    enum State {
+        /** Built, not started. */
+        LATENT,
+        /** Connecting to ZooKeeper or creating the instance node (again, after a session was lost). */
+        REGISTERING,
+        /** Registered on a live session; holds whatever the leader assigned. */
+        REGISTERED,
+        /**
+         * Registered, but the session is not provably alive (connection suspended, lease expired or
+         * process paused): every PID has been revoked and none is granted until it is.
+         */
+        SUSPENDED,
+        /** Closed; cannot be restarted. */
+        CLOSED
+    }
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Connects and registers this instance; returns once the instance node exists (PIDs arrive after
+     * the leader answered). Throws {@link PidPoolException} with {@code UNAVAILABLE} if that does not
+     * happen within the start timeout; the client is then closed. May be called once.
+     */
+    void start();
+
+    /**
+     * The PIDs this instance may use right now: those whose {@code onAssigned} returned and whose
+     * {@code onRevoked} has not been called. Empty when the lease check fails (no ZooKeeper reply on
+     * this client's session within the last 2T/3 − margin) or the connection is suspended. Never
+     * blocks; the returned set is an immutable snapshot.
+     */
+    Set<String> heldPids();
+
+    /**
+     * A held PID with at least {@code commands} commands left this month, deducted atomically.
+     *
+     * @throws UnsupportedOperationException always, in this version (quota ledger not yet built)
+     */
+    Optional<Permit> tryAcquire(long commands);
+
+    /**
+     * Gives back {@code commands} of deduction {@code deductionId}; idempotent by {@code refundId}.
+     *
+     * @throws UnsupportedOperationException always, in this version (quota ledger not yet built)
+     */
+    void refund(String deductionId, String refundId, long commands);
+
+    /** Where the client is in its life cycle. */
+    State state();
+
+    /** The current registration (session, instance id), if the client is registered right now. */
+    Optional<Registration> registration();
+
+    /**
+     * Revokes every held PID ({@code onRevoked}), tells the leader (each PID node is acknowledged
+     * DELETED after its {@code onRevoked} returned, so the leader may move it at once), deletes the
+     * instance node and closes the ZooKeeper session. Waits for running callbacks up to the close
+     * timeout. Idempotent; never throws.
+     */
+    @Override
+    void close();
+
+    /**
+     * Builds a {@link PidClient}. Setters validate at once and throw {@link PidPoolException} ({@code
+     * INVALID_ARGUMENT}, naming the field); {@link #build()} checks that the required ones were set.
+     * Not thread-safe.
+     */
+    final class Builder {
+        private String connectString;
+        private String cluster = ZkLayout.DEFAULT_CLUSTER;
+        private ModuleKey module;
+        private String redisAddress;
+        private PidListener listener;
+        private String instancePrefix;
+        private String host;
+        private int weight = 1;
+        private SecretOpener secretOpener;
+        private Duration sessionTimeout = Duration.ofSeconds(5);
+        private Duration startTimeout = Duration.ofSeconds(30);
+        private Duration closeTimeout = Duration.ofSeconds(10);
+        private Ticker ticker = Ticker.system();
+        private Executor callbackExecutor;
+
+        private Builder() {}
+
+        /** ZooKeeper ensemble, e.g. {@code zk1:2181,zk2:2181}. Required. */
+        public Builder connectString(String connectString) {
+            requireArgument(
+                    connectString != null && !connectString.isBlank() && !connectString.contains("/"),
+                    "connectString",
+                    "connectString must be host:port[,host:port...] without a chroot, was '%s'",
+                    connectString);
+            this.connectString = connectString.strip();
+            return this;
+        }
+
+        /** Cluster name: the ZooKeeper namespace is {@code /pidpool/<cluster>}. Default {@code default}. */
+        public Builder cluster(String cluster) {
+            this.cluster = Names.requireToken(cluster, "cluster");
+            return this;
+        }
+
+        /** The module this instance serves, {@code department#module#system}. Required. */
+        public Builder module(String module) {
+            this.module = ModuleKey.parse(module);
+            return this;
+        }
+
+        /**
+         * Redis for the quota ledger, {@code redis://host:port} or {@code rediss://host:port}. Not used
+         * by this version (see {@link PidClient#tryAcquire}).
+         */
+        public Builder redisAddress(String redisAddress) {
+            requireArgument(
+                    redisAddress != null
+                            && (redisAddress.startsWith("redis://") || redisAddress.startsWith("rediss://")),
+                    "redisAddress",
+                    "redisAddress must start with redis:// or rediss://, was '%s'",
+                    redisAddress);
+            this.redisAddress = redisAddress;
+            return this;
+        }
+
+        /** Receives assignments and revocations. Required. */
+        public Builder listener(PidListener listener) {
+            this.listener = requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Prefix of the instance id; the id is {@code <prefix>-<session id in hex>}. Default: the
+         * host name, reduced to {@code [A-Za-z0-9_.-]}. At most 47 characters.
+         */
+        public Builder instanceId(String prefix) {
+            Names.requireToken(prefix, "instanceId");
+            requireArgument(
+                    prefix.length() <= DefaultPidClient.MAX_PREFIX,
+                    "instanceId",
+                    "instanceId prefix must be at most %d characters, was %d",
+                    DefaultPidClient.MAX_PREFIX,
+                    prefix.length());
+            this.instancePrefix = prefix;
+            return this;
+        }
+
+        /** Host name shown to operators in the instance node. Default: this machine's name. */
+        public Builder host(String host) {
+            requireArgument(host != null && !host.isBlank(), "host", "host must not be blank");
+            this.host = host;
+            return this;
+        }
+
+        /** This instance's share relative to its peers, 1..1000. Default 1. */
+        public Builder weight(int weight) {
+            requireArgument(weight >= 1 && weight <= 1000, "weight", "weight must be within 1..1000, was %d", weight);
+            this.weight = weight;
+            return this;
+        }
+
+        /** Decrypts the PIDs' sealed passwords. Required. */
+        public Builder secretOpener(SecretOpener opener) {
+            this.secretOpener = requireNonNull(opener, "secretOpener");
+            return this;
+        }
+
+        /**
+         * The ZooKeeper session timeout to ask for. The server may negotiate another value; every
+         * timing (lease, heartbeat, pause budget) is derived from the negotiated one. Default 5 s.
+         */
+        public Builder sessionTimeout(Duration timeout) {
+            requireArgument(
+                    timeout != null && timeout.toMillis() >= 100 && timeout.toMillis() <= 600_000,
+                    "sessionTimeout",
+                    "sessionTimeout must be within 100 ms..10 min, was %s",
+                    timeout);
+            this.sessionTimeout = timeout;
+            return this;
+        }
+
+        /** How long {@link PidClient#start()} waits for the registration. Default 30 s. */
+        public Builder startTimeout(Duration timeout) {
+            requireArgument(
+                    timeout != null && !timeout.isNegative() && !timeout.isZero(),
+                    "startTimeout",
+                    "startTimeout must be positive, was %s",
+                    timeout);
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        /** How long {@link PidClient#close()} waits for callbacks and acknowledgements. Default 10 s. */
+        public Builder closeTimeout(Duration timeout) {
+            requireArgument(
+                    timeout != null && !timeout.isNegative(),
+                    "closeTimeout",
+                    "closeTimeout must not be negative, was %s",
+                    timeout);
+            this.closeTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * The monotonic clock for the lease and the pause detector. Default: {@link System#nanoTime()}.
+         * Tests pass a manual ticker to simulate pauses.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /**
+         * Runs the listener callbacks. The client never shuts a given executor down. Default: a pool
+         * of 4 daemon threads owned (and shut down) by the client. Callbacks of one PID never overlap,
+         * whatever the executor.
+         */
+        public Builder callbackExecutor(Executor executor) {
+            this.callbackExecutor = requireNonNull(executor, "callbackExecutor");
+            return this;
+        }
+
+        /** A client that has not been started yet. */
+        public PidClient build() {
+            requireNonNull(connectString, "connectString");
+            requireNonNull(module, "module");
+            requireNonNull(listener, "listener");
+            requireNonNull(secretOpener, "secretOpener");
+            return DefaultPidClient.create(new ClientSettings(
+                    connectString,
+                    new ZkLayout(cluster),
+                    module,
+                    redisAddress,
+                    listener,
+                    secretOpener,
+                    instancePrefix,
+                    host,
+                    weight,
+                    sessionTimeout,
+                    startTimeout,
+                    closeTimeout,
+                    ticker,
+                    callbackExecutor));
+        }
+    }
+}

@@ -1,0 +1,945 @@
+package io.pidpool.client.internal;
+
+import io.pidpool.client.Permit;
+import io.pidpool.client.PidClient;
+import io.pidpool.client.Registration;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.InstanceNode;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link PidClient} implementation: drives ZooKeeper for {@link PidTracker} (PROTOCOL.md, SDK
+ * side) and guards the exclusive hold with {@link Lease} and {@link PauseDetector} (timing in {@link
+ * Timing}).
+ *
+ * <p>Concurrency:
+ *
+ * <ul>
+ *   <li><b>State thread</b> ({@code pidclient-state-*}, one per client): owns the {@link PidTracker}
+ *       (every PID's held/in-flight state), the current {@link Session}, its caches and the
+ *       registration. All fields marked "state thread" are touched only there, so there are no
+ *       locks. Registration runs here and may block on ZooKeeper (nothing is held at that point).
+ *   <li><b>Curator threads</b> (connection-state listener, cache listeners, background callbacks):
+ *       never change state; they post a task to the state thread. The one exception is the {@code
+ *       granting} gate, which they close at once (SUSPENDED, LOST) so that {@link #heldPids()} is
+ *       empty before the state thread even runs; only the state thread opens it.
+ *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses, checks the
+ *       lease and sends the heartbeat; owns the {@link PauseDetector}; posts stops to the state thread.
+ *   <li><b>Callback executor</b>: runs listener callbacks; the tracker guarantees one at a time per
+ *       PID; the outcome is posted back to the state thread.
+ *   <li><b>Callers</b>: {@link #heldPids()} reads volatile snapshots and the lock-free {@link Lease};
+ *       {@link #start()} and {@link #close()} post to the state thread and wait with a timeout.
+ * </ul>
+ */
+public final class DefaultPidClient implements PidClient {
+    private static final Logger log = LoggerFactory.getLogger(DefaultPidClient.class);
+
+    /** Longest instance-id prefix: a token is at most 64 characters, "-" + 16 hex digits follow. */
+    public static final int MAX_PREFIX = 47;
+
+    private static final Duration REGISTER_RETRY = Duration.ofMillis(500);
+    private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
+    private static final int DEFAULT_CALLBACK_THREADS = 4;
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+    private enum Lifecycle {
+        LATENT,
+        STARTED,
+        CLOSING,
+        CLOSED
+    }
+
+    /** One registration: a ZooKeeper session, its instance node and the caches watching it. */
+    private static final class Session {
+        final long generation;
+        final long sessionId;
+        final Timing timing;
+        final InstanceId instance;
+        final String instancePath;
+        // state thread
+        volatile String pidsPath = "";
+        CuratorCache instanceCache;
+        CuratorCache pidsCache;
+
+        Session(long generation, long sessionId, Timing timing, InstanceId instance, String instancePath) {
+            this.generation = generation;
+            this.sessionId = sessionId;
+            this.timing = timing;
+            this.instance = instance;
+            this.instancePath = instancePath;
+        }
+
+        Registration toRegistration() {
+            return new Registration(instance.value(), sessionId, timing.sessionTimeout(), pidsPath);
+        }
+
+        void closeCaches() {
+            if (pidsCache != null) {
+                pidsCache.close();
+                pidsCache = null;
+            }
+            if (instanceCache != null) {
+                instanceCache.close();
+                instanceCache = null;
+            }
+        }
+    }
+
+    private final ClientSettings settings;
+    private final Ticker ticker;
+    private final CuratorFramework curator;
+    private final ScheduledExecutorService stateThread;
+    private final ScheduledExecutorService watchdog;
+    private final Executor callbacks;
+    private final ExecutorService ownedCallbacks;
+    private final ListenerInvoker invoker;
+    private final Lease lease = new Lease();
+    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
+    private final CompletableFuture<Registration> firstRegistration = new CompletableFuture<>();
+    /** Incremented whenever some thread closes the {@code granting} gate. */
+    private final AtomicLong stops = new AtomicLong();
+
+    private volatile boolean granting;
+    private volatile Set<String> heldSnapshot = Set.of();
+    private volatile State state = State.LATENT;
+    private volatile Session current;
+    private volatile Timing timing;
+    private volatile String host;
+    private volatile String prefix;
+    private volatile boolean heartbeatInFlight;
+
+    // state thread
+    private final PidTracker tracker = new PidTracker();
+    private final Set<Long> retiredSessions = new HashSet<>();
+    private boolean connected;
+    private boolean registerScheduled;
+    private int outstandingReads;
+    private CompletableFuture<Void> drained;
+    private ScheduledFuture<?> watchdogTask;
+    private long watchdogPeriod;
+
+    // watchdog thread
+    private PauseDetector detector;
+    private Timing detectorTiming;
+    private long lastHeartbeatAt;
+    private boolean heartbeatSent;
+    private long heartbeatSentAt;
+
+    private DefaultPidClient(ClientSettings settings) {
+        this.settings = settings;
+        this.ticker = settings.ticker();
+        int n = CLIENTS.incrementAndGet();
+        int timeoutMs = (int) settings.sessionTimeout().toMillis();
+        this.curator = CuratorFrameworkFactory.builder()
+                .connectString(settings.connectString())
+                .namespace(settings.layout().namespace())
+                .sessionTimeoutMs(timeoutMs)
+                .connectionTimeoutMs(timeoutMs)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                // use the ensemble as configured; never switch to addresses the servers advertise
+                .ensembleTracker(false)
+                .build();
+        this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-watchdog-" + n));
+        if (settings.callbackExecutor() != null) {
+            this.ownedCallbacks = null;
+            this.callbacks = settings.callbackExecutor();
+        } else {
+            this.ownedCallbacks =
+                    Executors.newFixedThreadPool(DEFAULT_CALLBACK_THREADS, daemon("pidclient-callback-" + n + "-"));
+            this.callbacks = ownedCallbacks;
+        }
+        this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
+    }
+
+    /** A client for validated settings; used by {@link PidClient.Builder}. */
+    public static PidClient create(ClientSettings settings) {
+        return new DefaultPidClient(settings);
+    }
+
+    // ---------------------------------------------------------------- public API
+
+    @Override
+    public void start() {
+        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
+            throw PidPoolException.illegalState("start() may be called once; the client is %s", state());
+        }
+        state = State.REGISTERING;
+        host = settings.host() != null ? settings.host() : localHostName();
+        prefix = settings.instancePrefix() != null ? settings.instancePrefix() : prefixFrom(host);
+        curator.getConnectionStateListenable().addListener((client, newState) -> onConnectionState(newState));
+        curator.start();
+        Duration timeout = settings.startTimeout();
+        try {
+            firstRegistration.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            close();
+            throw PidPoolException.unavailable(
+                    "could not register with ZooKeeper at " + settings.connectString() + " within " + timeout, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw PidPoolException.unavailable("interrupted while registering", e);
+        } catch (ExecutionException e) {
+            close();
+            throw PidPoolException.unavailable(
+                    "could not register: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    @Override
+    public Set<String> heldPids() {
+        if (!granting || !lease.isValid(ticker.read(), zkSessionId())) {
+            return Set.of();
+        }
+        return heldSnapshot;
+    }
+
+    @Override
+    public Optional<Permit> tryAcquire(long commands) {
+        throw new UnsupportedOperationException(
+                "tryAcquire needs the Redis quota ledger, which this version of the SDK does not have yet;"
+                        + " use heldPids() for allocation only");
+    }
+
+    @Override
+    public void refund(String deductionId, String refundId, long commands) {
+        throw new UnsupportedOperationException(
+                "refund needs the Redis quota ledger, which this version of the SDK does not have yet");
+    }
+
+    @Override
+    public State state() {
+        return state;
+    }
+
+    @Override
+    public Optional<Registration> registration() {
+        Session s = current;
+        return s == null ? Optional.empty() : Optional.of(s.toRegistration());
+    }
+
+    @Override
+    public void close() {
+        Lifecycle before =
+                lifecycle.getAndUpdate(l -> l == Lifecycle.LATENT || l == Lifecycle.STARTED ? Lifecycle.CLOSING : l);
+        if (before == Lifecycle.CLOSING || before == Lifecycle.CLOSED) {
+            return;
+        }
+        stop();
+        if (before == Lifecycle.STARTED) {
+            long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
+            CompletableFuture<Void> revoked = new CompletableFuture<>();
+            post(() -> beginClose(revoked));
+            if (!await(revoked, deadline - System.nanoTime())) {
+                log.warn(
+                        "close: listener callbacks or acknowledgements did not finish within {}; leaving anyway",
+                        settings.closeTimeout());
+            }
+            CompletableFuture<Void> left = new CompletableFuture<>();
+            post(() -> leave(left));
+            await(left, Math.max(deadline - System.nanoTime(), LEAVE_WAIT.toNanos()));
+        }
+        shutdown();
+    }
+
+    // ---------------------------------------------------------------- connection events
+
+    /** Curator's connection-state thread. */
+    private void onConnectionState(ConnectionState newState) {
+        log.debug("ZooKeeper connection {}", newState);
+        switch (newState) {
+            case SUSPENDED, READ_ONLY -> {
+                stop();
+                post(this::onSuspended);
+            }
+            case LOST -> {
+                stop();
+                post(this::onLost);
+            }
+            case CONNECTED, RECONNECTED -> post(this::onConnected);
+        }
+    }
+
+    /** Any thread: close the gate at once; the state thread revokes when it gets there. */
+    private void stop() {
+        stops.incrementAndGet();
+        granting = false;
+    }
+
+    private void onSuspended() {
+        connected = false;
+        suspend("the ZooKeeper connection is suspended");
+    }
+
+    private void onLost() {
+        connected = false;
+        Session s = current;
+        if (s != null) {
+            retire(s, "its ZooKeeper session was lost");
+        }
+    }
+
+    private void onConnected() {
+        connected = true;
+        if (lifecycle.get() != Lifecycle.STARTED) {
+            return;
+        }
+        Session s = current;
+        long sessionId = zkSessionId();
+        if (s == null) {
+            register();
+        } else if (sessionId != 0 && s.sessionId != sessionId) {
+            retire(s, String.format("the ZooKeeper client is on another session (0x%x)", sessionId));
+            register();
+        } else {
+            try {
+                watchdog.execute(guarded(() -> heartbeat(ticker.read(), true))); // prove the lease again now
+            } catch (RejectedExecutionException closing) {
+                log.debug("Client closing; no heartbeat");
+            }
+        }
+    }
+
+    /** State thread: stop granting and revoke everything; the session may still be fine. */
+    private void suspend(String why) {
+        if (tracker.granting()) {
+            log.warn("Suspending: {}; revoking {} PIDs", why, tracker.heldIds().size());
+        }
+        if (current != null && lifecycle.get() == Lifecycle.STARTED) {
+            state = State.SUSPENDED;
+        }
+        apply(tracker.suspend());
+    }
+
+    /** State thread: grant again once the same session is connected and the lease is fresh. */
+    private void maybeResume() {
+        if (lifecycle.get() != Lifecycle.STARTED || current == null || !connected || tracker.granting()) {
+            return;
+        }
+        long seen = stops.get();
+        if (!lease.isValid(ticker.read(), zkSessionId())) {
+            return;
+        }
+        granting = true;
+        if (stops.get() != seen) {
+            granting = false; // someone stopped us meanwhile; the next reply retries
+            return;
+        }
+        log.info("Granting on session 0x{} as {}", Long.toHexString(current.sessionId), current.instance);
+        state = State.REGISTERED;
+        apply(tracker.resume());
+    }
+
+    // ---------------------------------------------------------------- registration
+
+    /** State thread: register this client on the ZooKeeper session it is connected with. */
+    private void register() {
+        if (lifecycle.get() != Lifecycle.STARTED || current != null) {
+            return;
+        }
+        long sessionId;
+        int negotiatedMs;
+        try {
+            if (!curator.getZookeeperClient().isConnected()) {
+                return; // onConnected comes back here
+            }
+            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+            sessionId = zk.getSessionId();
+            negotiatedMs = zk.getSessionTimeout();
+        } catch (Exception e) {
+            log.warn("Cannot read the ZooKeeper session yet: {}", e.toString());
+            scheduleRegister();
+            return;
+        }
+        if (sessionId == 0 || negotiatedMs <= 0) {
+            scheduleRegister();
+            return;
+        }
+        if (retiredSessions.contains(sessionId)) {
+            expireSession(sessionId);
+            return;
+        }
+        InstanceId instance = InstanceId.of(prefix + "-" + Long.toHexString(sessionId));
+        String path = settings.layout().instance(settings.module(), instance);
+        long sentAt = ticker.read();
+        Stat stat = new Stat();
+        try {
+            curator.create()
+                    .storingStatIn(stat)
+                    .creatingParentContainersIfNeeded()
+                    .withMode(CreateMode.EPHEMERAL)
+                    .forPath(
+                            path,
+                            InstanceNode.registering(settings.weight(), host).encode());
+        } catch (KeeperException.NodeExistsException e) {
+            // our own earlier attempt on this session whose reply was lost
+            try {
+                stat = curator.checkExists().forPath(path);
+            } catch (Exception again) {
+                stat = null;
+            }
+            if (stat == null) {
+                scheduleRegister();
+                return;
+            }
+        } catch (Exception e) {
+            log.warn("Registering {} failed, retrying: {}", path, e.toString());
+            scheduleRegister();
+            return;
+        }
+        if (stat.getEphemeralOwner() != sessionId) {
+            // the ZooKeeper client moved to a new session between reading the id and creating the node
+            log.warn(
+                    "Instance node {} is owned by session 0x{}, not 0x{}; registering again",
+                    path,
+                    Long.toHexString(stat.getEphemeralOwner()),
+                    Long.toHexString(sessionId));
+            deleteQuietly(path, stat.getEphemeralOwner());
+            scheduleRegister();
+            return;
+        }
+        Timing t = Timing.ofMillis(negotiatedMs);
+        apply(tracker.resetSession(sessionId));
+        lease.begin(sessionId, t, sentAt);
+        Session s = new Session(tracker.generation(), sessionId, t, instance, path);
+        current = s;
+        timing = t;
+        scheduleWatchdog(t);
+        watchInstanceNode(s);
+        log.info(
+                "Registered {} in module {} (session 0x{}, negotiated session timeout {} ms)",
+                instance,
+                settings.module(),
+                Long.toHexString(sessionId),
+                negotiatedMs);
+        state = State.SUSPENDED;
+        maybeResume();
+        firstRegistration.complete(s.toRegistration());
+    }
+
+    private void scheduleRegister() {
+        if (registerScheduled || lifecycle.get() != Lifecycle.STARTED) {
+            return;
+        }
+        registerScheduled = true;
+        try {
+            stateThread.schedule(
+                    guarded(() -> {
+                        registerScheduled = false;
+                        register();
+                    }),
+                    REGISTER_RETRY.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            registerScheduled = false;
+        }
+    }
+
+    /** State thread: this registration is over; revoke everything and forget its nodes. */
+    private void retire(Session s, String why) {
+        log.warn("Leaving registration {} (session 0x{}): {}", s.instance, Long.toHexString(s.sessionId), why);
+        retiredSessions.add(s.sessionId);
+        s.closeCaches();
+        current = null;
+        timing = null;
+        lease.end();
+        granting = false;
+        if (lifecycle.get() == Lifecycle.STARTED) {
+            state = State.REGISTERING;
+        }
+        apply(tracker.resetSession(0));
+    }
+
+    /** State thread: the registration is broken but the session lives on; end the session to start clean. */
+    private void onInstanceNodeLost(long generation, String why) {
+        Session s = current;
+        if (s == null || s.generation != generation || lifecycle.get() != Lifecycle.STARTED) {
+            return;
+        }
+        if (zkSessionId() != s.sessionId) {
+            return; // the session itself is gone: onLost/onConnected handle it
+        }
+        retire(s, "its instance node " + why + " while the session is alive; starting a new session");
+        expireSession(s.sessionId);
+    }
+
+    /** Makes the ZooKeeper client drop {@code sessionId} so that Curator opens a new session. */
+    private void expireSession(long sessionId) {
+        try {
+            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+            if (zk.getSessionId() == sessionId) {
+                zk.getTestable().injectSessionExpiration();
+            }
+        } catch (Exception e) {
+            log.warn("Could not end session 0x{}: {}", Long.toHexString(sessionId), e.toString());
+        }
+    }
+
+    private void deleteQuietly(String path, long owner) {
+        try {
+            Stat stat = curator.checkExists().forPath(path);
+            if (stat != null && stat.getEphemeralOwner() == owner) {
+                curator.delete().withVersion(stat.getVersion()).forPath(path);
+            }
+        } catch (Exception e) {
+            log.debug("Could not delete {}: {}", path, e.toString());
+        }
+    }
+
+    // ---------------------------------------------------------------- watching
+
+    private void watchInstanceNode(Session s) {
+        CuratorCache cache = CuratorCache.build(curator, s.instancePath, CuratorCache.Options.SINGLE_NODE_CACHE);
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((before, data) -> post(() -> onInstanceData(s.generation, data)))
+                        .forDeletes(data -> post(() -> onInstanceNodeLost(s.generation, "was deleted")))
+                        .build());
+        s.instanceCache = cache;
+        cache.start();
+    }
+
+    private void onInstanceData(long generation, ChildData data) {
+        Session s = current;
+        if (s == null || s.generation != generation || data.getData() == null) {
+            return;
+        }
+        InstanceNode node;
+        try {
+            node = InstanceNode.decode(data.getData());
+        } catch (PidPoolException e) {
+            log.warn("Instance node {} is unreadable (ignored until it changes): {}", s.instancePath, e.getMessage());
+            return;
+        }
+        if (!node.hasPidsPath()) {
+            return;
+        }
+        if (s.pidsPath.isEmpty()) {
+            s.pidsPath = node.pidsPath();
+            log.info("Leader answered: PIDs of {} are under {}", s.instance, s.pidsPath);
+            watchPids(s);
+        } else if (!s.pidsPath.equals(node.pidsPath())) {
+            onInstanceNodeLost(generation, "moved its PIDs from " + s.pidsPath + " to " + node.pidsPath());
+        }
+    }
+
+    private void watchPids(Session s) {
+        String root = s.pidsPath;
+        CuratorCache cache = CuratorCache.build(curator, root);
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((before, data) -> {
+                            if (isPidNode(root, data.getPath())) {
+                                post(() -> onPidData(s.generation, data));
+                            }
+                        })
+                        .forDeletes(data -> {
+                            if (isPidNode(root, data.getPath())) {
+                                post(() -> apply(tracker.onNodeDeleted(s.generation, name(data.getPath()))));
+                            }
+                        })
+                        .build());
+        s.pidsCache = cache;
+        cache.start();
+    }
+
+    private void onPidData(long generation, ChildData data) {
+        Stat stat = data.getStat();
+        if (stat == null) {
+            return;
+        }
+        apply(tracker.onNode(
+                NodeView.read(generation, data.getPath(), data.getData(), stat.getVersion(), stat.getMzxid())));
+    }
+
+    private static boolean isPidNode(String root, String path) {
+        return path.length() > root.length() + 1
+                && path.startsWith(root)
+                && path.charAt(root.length()) == '/'
+                && path.indexOf('/', root.length() + 1) < 0;
+    }
+
+    private static String name(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    // ---------------------------------------------------------------- actions
+
+    /** State thread: carry out the tracker's decisions. */
+    private void apply(List<Action> actions) {
+        for (Action a : actions) {
+            if (a instanceof Action.Assign x) {
+                dispatch(x.pid(), false, () -> invoker.assign(x.view().node()));
+            } else if (a instanceof Action.Update x) {
+                dispatch(
+                        x.pid(),
+                        false,
+                        () -> invoker.update(x.before(), x.view().node()));
+            } else if (a instanceof Action.Revoke x) {
+                dispatch(x.pid(), true, () -> invoker.revoke(x.account(), x.why()));
+            } else if (a instanceof Action.Write x) {
+                write(x);
+            }
+        }
+        Set<String> held = tracker.takeHeldIfChanged();
+        if (held != null) {
+            heldSnapshot = held;
+        }
+        if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
+            drained.complete(null);
+        }
+    }
+
+    private void dispatch(String pid, boolean mustRun, Supplier<Outcome> call) {
+        Runnable task = () -> {
+            Outcome outcome = call.get();
+            post(() -> apply(tracker.onCallbackDone(pid, outcome)));
+        };
+        try {
+            callbacks.execute(task);
+        } catch (RejectedExecutionException e) {
+            if (mustRun) {
+                log.warn("The callback executor rejected onRevoked for PID {}; running it on the state thread", pid);
+                task.run();
+            } else {
+                post(() -> apply(
+                        tracker.onCallbackDone(pid, new Outcome.Failed("the callback executor rejected the call"))));
+            }
+        }
+    }
+
+    private void write(Action.Write w) {
+        Session s = current;
+        if (s == null || s.generation != w.generation()) {
+            post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+            return;
+        }
+        long sessionId = s.sessionId;
+        long sentAt = ticker.read();
+        try {
+            curator.setData()
+                    .withVersion(w.expectedVersion())
+                    .inBackground((client, event) -> onWriteResult(w, sessionId, sentAt, event))
+                    .forPath(w.path(), w.node().encode());
+        } catch (Exception e) {
+            log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), e.toString());
+            post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+        }
+    }
+
+    /** ZooKeeper event thread. */
+    private void onWriteResult(Action.Write w, long sessionId, long sentAt, CuratorEvent event) {
+        Code code = Code.get(event.getResultCode());
+        switch (code) {
+            case OK -> {
+                onReply(sessionId, sentAt);
+                Stat stat = event.getStat();
+                NodeView written = NodeView.of(w.generation(), w.path(), w.node(), stat.getVersion(), stat.getMzxid());
+                log.debug("Wrote {} into {}", w.node().state(), w.path());
+                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written)));
+            }
+            case BADVERSION -> {
+                onReply(sessionId, sentAt);
+                log.debug("{} changed before our answer landed; reading it again", w.path());
+                post(() -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.BAD_VERSION, null));
+                    reread(w.generation(), w.path());
+                });
+            }
+            case NONODE -> {
+                onReply(sessionId, sentAt);
+                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null)));
+            }
+            default -> {
+                log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), code);
+                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+            }
+        }
+    }
+
+    /** State thread: fetch a node again after our versioned write was refused. */
+    private void reread(long generation, String path) {
+        outstandingReads++;
+        try {
+            curator.getData()
+                    .inBackground((client, event) -> post(() -> onReread(generation, path, event)))
+                    .forPath(path);
+        } catch (Exception e) {
+            outstandingReads--;
+            log.warn("Could not re-read {}: {}", path, e.toString());
+        }
+    }
+
+    private void onReread(long generation, String path, CuratorEvent event) {
+        outstandingReads--;
+        Code code = Code.get(event.getResultCode());
+        if (code == Code.OK && event.getStat() != null) {
+            Stat stat = event.getStat();
+            apply(tracker.onNode(NodeView.read(generation, path, event.getData(), stat.getVersion(), stat.getMzxid())));
+        } else if (code == Code.NONODE) {
+            apply(tracker.onNodeDeleted(generation, name(path)));
+        } else {
+            apply(List.of());
+        }
+    }
+
+    // ---------------------------------------------------------------- lease, heartbeat, pauses
+
+    /** Any thread: a successful reply on {@code sessionId} to a request sent at {@code sentAt}. */
+    private void onReply(long sessionId, long sentAt) {
+        if (zkSessionId() != sessionId) {
+            return;
+        }
+        lease.recordReply(sessionId, sentAt);
+        if (!granting && lifecycle.get() == Lifecycle.STARTED) {
+            post(this::maybeResume);
+        }
+    }
+
+    /** State thread. */
+    private void scheduleWatchdog(Timing t) {
+        long period = t.tickInterval();
+        if (watchdogTask != null && watchdogPeriod == period) {
+            return;
+        }
+        if (watchdogTask != null) {
+            watchdogTask.cancel(false);
+        }
+        watchdogPeriod = period;
+        watchdogTask = watchdog.scheduleWithFixedDelay(guarded(this::tick), 0, period, TimeUnit.NANOSECONDS);
+    }
+
+    /** Watchdog thread: pause detection, lease check, heartbeat. */
+    private void tick() {
+        Timing t = timing;
+        if (t == null || lifecycle.get() != Lifecycle.STARTED) {
+            return;
+        }
+        long now = ticker.read();
+        if (detector == null || detectorTiming != t) {
+            detector = new PauseDetector(t.stallThreshold(), now);
+            detectorTiming = t;
+        }
+        long stall = detector.tick(now);
+        if (stall > 0) {
+            lease.invalidate(now);
+            stop();
+            String why = String.format(
+                    "the process did not run for %d ms (budget %d ms)", millis(stall), millis(t.stallThreshold()));
+            post(() -> suspend(why));
+        } else if (granting && !lease.isValid(now, zkSessionId())) {
+            stop();
+            String why = String.format("the lease expired (no ZooKeeper reply within %d ms)", millis(t.leaseBudget()));
+            post(() -> suspend(why));
+        }
+        heartbeat(now, false);
+    }
+
+    /** Watchdog thread: {@code checkExists} of the instance node, every T/6 (or now, if forced). */
+    private void heartbeat(long now, boolean force) {
+        Session s = current;
+        if (s == null) {
+            return;
+        }
+        if (!force && heartbeatSent && now - lastHeartbeatAt < s.timing.heartbeatInterval()) {
+            return;
+        }
+        if (heartbeatInFlight && now - heartbeatSentAt < s.timing.sessionTimeoutNanos()) {
+            return; // one at a time: a stuck one must not pile up more
+        }
+        heartbeatSent = true;
+        heartbeatInFlight = true;
+        heartbeatSentAt = now;
+        lastHeartbeatAt = now;
+        try {
+            curator.checkExists()
+                    .inBackground((client, event) -> onHeartbeat(s, now, event))
+                    .forPath(s.instancePath);
+        } catch (Exception e) {
+            heartbeatInFlight = false;
+            log.debug("Heartbeat not sent: {}", e.toString());
+        }
+    }
+
+    /** ZooKeeper event thread. */
+    private void onHeartbeat(Session s, long sentAt, CuratorEvent event) {
+        heartbeatInFlight = false;
+        Code code = Code.get(event.getResultCode());
+        if (code == Code.OK && event.getStat() != null) {
+            if (event.getStat().getEphemeralOwner() == s.sessionId) {
+                onReply(s.sessionId, sentAt);
+            } else {
+                post(() -> onInstanceNodeLost(s.generation, "belongs to another session"));
+            }
+        } else if (code == Code.NONODE) {
+            post(() -> onInstanceNodeLost(s.generation, "vanished"));
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /** State thread: revoke everything and answer DELETED; {@code done} completes when nothing is left. */
+    private void beginClose(CompletableFuture<Void> done) {
+        drained = done;
+        apply(tracker.close());
+    }
+
+    /** State thread: delete the instance node, so the leader sees the instance gone at once. */
+    private void leave(CompletableFuture<Void> done) {
+        Session s = current;
+        if (s == null) {
+            done.complete(null);
+            return;
+        }
+        s.closeCaches();
+        try {
+            curator.delete()
+                    .inBackground((client, event) -> done.complete(null))
+                    .forPath(s.instancePath);
+        } catch (Exception e) {
+            log.debug("Could not delete {}: {}", s.instancePath, e.toString());
+            done.complete(null);
+        }
+    }
+
+    private void shutdown() {
+        stateThread.shutdownNow();
+        try {
+            stateThread.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        watchdog.shutdownNow();
+        Session s = current;
+        if (s != null) {
+            s.closeCaches();
+        }
+        current = null;
+        timing = null;
+        lease.end();
+        curator.close();
+        if (ownedCallbacks != null) {
+            ownedCallbacks.shutdown();
+        }
+        heldSnapshot = Set.of();
+        lifecycle.set(Lifecycle.CLOSED);
+        state = State.CLOSED;
+        firstRegistration.completeExceptionally(PidPoolException.illegalState("the client was closed"));
+        log.info("PidClient for module {} closed", settings.module());
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Runs {@code task} on the state thread; a failing task is logged and never kills the thread. */
+    private void post(Runnable task) {
+        try {
+            stateThread.execute(guarded(task));
+        } catch (RejectedExecutionException closed) {
+            log.debug("Client closed; dropping a state task");
+        }
+    }
+
+    private static Runnable guarded(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                log.error("PidClient internal task failed", t);
+            }
+        };
+    }
+
+    private long zkSessionId() {
+        try {
+            return curator.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private static boolean await(CompletableFuture<?> future, long nanos) {
+        try {
+            future.get(Math.max(nanos, 0), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException | ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static ThreadFactory daemon(String name) {
+        AtomicInteger count = new AtomicInteger();
+        boolean numbered = name.endsWith("-");
+        return runnable -> {
+            Thread thread = new Thread(runnable, numbered ? name + count.incrementAndGet() : name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    static String localHostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.strip();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "localhost";
+        }
+    }
+
+    /** An instance-id prefix from a host name: allowed characters only, at most {@link #MAX_PREFIX}. */
+    static String prefixFrom(String host) {
+        String p = host.replaceAll("[^A-Za-z0-9_.-]", "-");
+        if (p.length() > MAX_PREFIX) {
+            p = p.substring(0, MAX_PREFIX);
+        }
+        p = p.replaceAll("^[.-]+", "");
+        return p.isEmpty() ? "client" : p;
+    }
+}

@@ -1,0 +1,92 @@
+package io.pidpool.client.internal;
+
+import io.pidpool.client.PidAccount;
+import io.pidpool.client.PidListener;
+import io.pidpool.client.SecretOpener;
+import io.pidpool.core.protocol.PidNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Calls the user's {@link PidListener} and {@link SecretOpener} and turns whatever they do into an
+ * {@link Outcome}. Never throws: a listener that throws (even an {@link Error}) is logged and
+ * reported, and the thread that called it lives on.
+ *
+ * <p>Concurrency: stateless and thread-safe; runs on the callback executor. The caller guarantees
+ * that calls for one PID do not overlap.
+ */
+final class ListenerInvoker {
+    private static final Logger log = LoggerFactory.getLogger(ListenerInvoker.class);
+    static final int MAX_REASON = 500;
+
+    private final PidListener listener;
+    private final SecretOpener opener;
+
+    ListenerInvoker(PidListener listener, SecretOpener opener) {
+        this.listener = listener;
+        this.opener = opener;
+    }
+
+    Outcome assign(PidNode node) {
+        PidAccount account;
+        try {
+            account = account(node);
+        } catch (Throwable t) {
+            log.warn("PID {}: cannot open its secret, refusing it: {}", node.pidId(), describe(t));
+            return new Outcome.Failed("cannot open secret: " + describe(t));
+        }
+        try {
+            listener.onAssigned(account);
+            log.info("PID {} assigned", node.pidId());
+            return new Outcome.Assigned(account);
+        } catch (Throwable t) {
+            log.warn("PID {}: onAssigned threw, the PID is not held", node.pidId(), t);
+            return new Outcome.Failed("onAssigned failed: " + describe(t));
+        }
+    }
+
+    Outcome update(PidAccount before, PidNode node) {
+        PidAccount after;
+        try {
+            after = account(node);
+        } catch (Throwable t) {
+            log.warn("PID {}: cannot open its updated secret, keeping the old account: {}", node.pidId(), describe(t));
+            return new Outcome.Failed("cannot open secret: " + describe(t));
+        }
+        try {
+            listener.onUpdated(before, after);
+            log.info("PID {} updated", node.pidId());
+            return new Outcome.Updated(after);
+        } catch (Throwable t) {
+            log.warn("PID {}: onUpdated threw, keeping the old account", node.pidId(), t);
+            return new Outcome.Failed("onUpdated failed: " + describe(t));
+        }
+    }
+
+    Outcome revoke(PidAccount account, String why) {
+        try {
+            listener.onRevoked(account);
+            log.info("PID {} revoked: {}", account.id(), why);
+        } catch (Throwable t) {
+            log.error("PID {}: onRevoked threw; the PID counts as revoked anyway", account.id(), t);
+        }
+        return new Outcome.Revoked();
+    }
+
+    private PidAccount account(PidNode node) {
+        PidNode.AccountPayload p = node.account();
+        String secret = opener.open(p.secret());
+        if (secret == null) {
+            throw new IllegalStateException("the secret opener returned null");
+        }
+        return new PidAccount(node.pidId(), secret, p.monthlyQuota(), p.overageAllowance(), p.attributes());
+    }
+
+    /** Class and message on one line, bounded, for the PID node's error field. */
+    static String describe(Throwable t) {
+        String message = t.getMessage();
+        String text = t.getClass().getName() + (message == null ? "" : ": " + message);
+        text = text.replaceAll("[\\r\\n\\t]+", " ");
+        return text.length() <= MAX_REASON ? text : text.substring(0, MAX_REASON - 3) + "...";
+    }
+}

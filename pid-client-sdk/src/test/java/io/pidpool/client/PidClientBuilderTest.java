@@ -1,0 +1,115 @@
+package io.pidpool.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+
+/** Builder validation and the calls that need no ZooKeeper. */
+class PidClientBuilderTest {
+    private static final PidListener NOOP = new PidListener() {
+        @Override
+        public void onAssigned(PidAccount account) {}
+
+        @Override
+        public void onRevoked(PidAccount account) {}
+    };
+
+    private static PidClient.Builder valid() {
+        return PidClient.builder()
+                .connectString("127.0.0.1:1")
+                .module("fin#risk#scorer")
+                .secretOpener(secret -> "x")
+                .listener(NOOP);
+    }
+
+    private static void rejects(String field, Consumer<PidClient.Builder> setter) {
+        assertThatThrownBy(() -> setter.accept(valid())).isInstanceOfSatisfying(PidPoolException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+            assertThat(e.field()).isEqualTo(field);
+        });
+    }
+
+    @Test
+    void badSettingsAreRejectedNamingTheField() {
+        rejects("connectString", b -> b.connectString(" "));
+        rejects("connectString", b -> b.connectString("zk:2181/chroot"));
+        rejects("module", b -> b.module("fin#risk"));
+        rejects("module.module", b -> b.module("fin#r/isk#scorer"));
+        rejects("cluster", b -> b.cluster("a/b"));
+        rejects("weight", b -> b.weight(0));
+        rejects("weight", b -> b.weight(1001));
+        rejects("instanceId", b -> b.instanceId("has space"));
+        rejects("instanceId", b -> b.instanceId("x".repeat(48)));
+        rejects("redisAddress", b -> b.redisAddress("127.0.0.1:6379"));
+        rejects("sessionTimeout", b -> b.sessionTimeout(Duration.ofMillis(10)));
+        rejects("startTimeout", b -> b.startTimeout(Duration.ZERO));
+        rejects("listener", b -> b.listener(null));
+        rejects("secretOpener", b -> b.secretOpener(null));
+        rejects("ticker", b -> b.ticker(null));
+    }
+
+    @Test
+    void requiredSettingsAreCheckedAtBuild() {
+        assertThatThrownBy(
+                        () -> PidClient.builder().module("a#b#c").listener(NOOP).build())
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("connectString"));
+        assertThatThrownBy(() ->
+                        PidClient.builder().connectString("h:1").listener(NOOP).build())
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("module"));
+        assertThatThrownBy(() ->
+                        PidClient.builder().connectString("h:1").module("a#b#c").build())
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("listener"));
+        assertThatThrownBy(() -> PidClient.builder()
+                        .connectString("h:1")
+                        .module("a#b#c")
+                        .listener(NOOP)
+                        .build())
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("secretOpener"));
+    }
+
+    @Test
+    void aBuiltClientIsLatentHoldsNothingAndClosesWithoutStarting() {
+        PidClient client = valid().redisAddress("redis://127.0.0.1:6379").build();
+        assertThat(client.state()).isEqualTo(PidClient.State.LATENT);
+        assertThat(client.heldPids()).isEmpty();
+        assertThat(client.registration()).isEmpty();
+        client.close();
+        assertThat(client.state()).isEqualTo(PidClient.State.CLOSED);
+        client.close(); // idempotent
+        assertThatThrownBy(client::start).isInstanceOfSatisfying(PidPoolException.class, e -> assertThat(e.code())
+                .isEqualTo(ErrorCode.ILLEGAL_STATE));
+    }
+
+    @Test
+    void quotaCallsSayTheyAreNotAvailableYet() {
+        PidClient client = valid().build();
+        try {
+            assertThatThrownBy(() -> client.tryAcquire(1))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("quota ledger");
+            assertThatThrownBy(() -> client.refund("d", "r", 1))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("quota ledger");
+        } finally {
+            client.close();
+        }
+    }
+
+    @Test
+    void accountNeverPrintsItsSecret() {
+        PidAccount account = new PidAccount("u1", "hunter2", 10_000, 500, Map.of("region", "eu"));
+        assertThat(account.toString()).doesNotContain("hunter2").contains("u1", "10000", "region");
+        assertThat(account.secret()).isEqualTo("hunter2");
+        assertThatThrownBy(() -> new PidAccount("bad id", "x", 1, 0, Map.of())).isInstanceOf(PidPoolException.class);
+    }
+}

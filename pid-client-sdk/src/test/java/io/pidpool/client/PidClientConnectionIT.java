@@ -1,0 +1,176 @@
+package io.pidpool.client;
+
+import static io.pidpool.client.testing.SdkHarness.MODULE;
+import static io.pidpool.client.testing.SdkHarness.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.pidpool.client.testing.BlackHoleProxy;
+import io.pidpool.client.testing.FakeLeader;
+import io.pidpool.client.testing.FakePlatform;
+import io.pidpool.client.testing.RecordingListener;
+import io.pidpool.client.testing.RecordingListener.Kind;
+import io.pidpool.client.testing.SdkHarness;
+import io.pidpool.client.testing.TestZooKeeper;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.testing.ManualTicker;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Set;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Exclusive hold under faults: a partition (black-holed proxy), session expiry, a deleted instance
+ * node and a process pause, against real ZooKeeper.
+ */
+class PidClientConnectionIT {
+    private static final Logger log = LoggerFactory.getLogger(PidClientConnectionIT.class);
+    private static TestingServer zookeeper;
+
+    private SdkHarness harness;
+    private FakeLeader leader;
+    private final FakePlatform platform = new FakePlatform();
+    private RecordingListener listener;
+
+    @BeforeAll
+    static void startZooKeeper() {
+        zookeeper = TestZooKeeper.start();
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws IOException {
+        zookeeper.close();
+    }
+
+    @BeforeEach
+    void setUp() {
+        harness = new SdkHarness(zookeeper.getConnectString());
+        leader = harness.leader();
+        listener = new RecordingListener("A", platform);
+    }
+
+    @AfterEach
+    void tearDown() {
+        harness.close();
+        assertThat(listener.violations()).isEmpty();
+        assertThat(platform.violations()).isEmpty();
+    }
+
+    @Test
+    void aPartitionRevokesWithinTheLeaseAndTheSameSessionTakesThePidsUpAgain() {
+        BlackHoleProxy proxy = harness.proxy();
+        PidClient client = harness.start(harness.builder(listener).connectString(proxy.connectString()));
+        FakeLeader.Instance instance = harness.handshake(client);
+        harness.addAndAwait(instance, "p1", "p2");
+        Registration before = client.registration().orElseThrow();
+        Duration t = before.sessionTimeout();
+        int answered = leader.version(instance, "p1");
+
+        proxy.blackHole();
+        long cut = System.nanoTime();
+        await().atMost(t).until(() -> listener.held().isEmpty()); // onRevoked returned for both
+        Duration revokedAfter = Duration.ofNanos(System.nanoTime() - cut);
+        log.info("partition: both PIDs revoked {} ms after the cut (T = {} ms)", revokedAfter.toMillis(), t.toMillis());
+        assertThat(client.heldPids()).isEmpty();
+        assertThat(client.state()).isEqualTo(PidClient.State.SUSPENDED);
+        // the server cannot expire the session before T after the last contact: we were faster
+        assertThat(revokedAfter).isLessThan(t);
+
+        proxy.restore();
+        long healed = System.nanoTime();
+        await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2")));
+        log.info("partition: PIDs held again {} ms after it healed", (System.nanoTime() - healed) / 1_000_000);
+
+        Registration after = client.registration().orElseThrow();
+        assertThat(after.instanceId()).isEqualTo(before.instanceId());
+        assertThat(after.sessionId()).isEqualTo(before.sessionId());
+        assertThat(listener.kinds("p1")).containsExactly(Kind.ASSIGNED, Kind.REVOKED, Kind.ASSIGNED);
+        assertThat(listener.kinds("p2")).containsExactly(Kind.ASSIGNED, Kind.REVOKED, Kind.ASSIGNED);
+        assertThat(leader.version(instance, "p1")).isEqualTo(answered); // taken up without a new answer
+        assertThat(leader.instances(MODULE)).containsExactly(before.instanceId());
+    }
+
+    @Test
+    void anExpiredSessionRegistersAgainAsANewInstanceAndNeverOverlapsTheNextHolder() {
+        BlackHoleProxy proxy = harness.proxy();
+        PidClient a = harness.start(
+                harness.builder(listener).connectString(proxy.connectString()).sessionTimeout(Duration.ofSeconds(2)));
+        RecordingListener listenerB = new RecordingListener("B", platform);
+        PidClient b = harness.start(harness.builder(listenerB).instanceId("other"));
+        FakeLeader.Instance oldA = harness.handshake(a);
+        FakeLeader.Instance instanceB = harness.handshake(b);
+        harness.addAndAwait(oldA, "p1");
+
+        proxy.blackHole();
+        long cut = System.nanoTime();
+        // the server expires A's session; a leader may then move the PID (here: at once, no grace)
+        await().atMost(WAIT).until(() -> !leader.exists(oldA.path()));
+        assertThat(listener.held()).isEmpty(); // A logged out long before
+        log.info(
+                "expiry: the server dropped A's instance node {} ms after the cut",
+                (System.nanoTime() - cut) / 1_000_000);
+        harness.addAndAwait(instanceB, "p1");
+        assertThat(platform.holder("p1")).isEqualTo("B");
+
+        proxy.restore();
+        await().atMost(WAIT).until(() -> a.registration()
+                .map(r -> !r.instanceId().equals(oldA.id().value()))
+                .orElse(false));
+        Registration fresh = a.registration().orElseThrow();
+        assertThat(fresh.sessionId()).isNotEqualTo(oldA.ownerSessionId());
+        assertThat(fresh.instanceId()).isEqualTo("box-" + Long.toHexString(fresh.sessionId()));
+
+        FakeLeader.Instance newA = harness.handshake(a);
+        harness.addAndAwait(newA, "p2");
+        assertThat(a.heldPids()).containsExactly("p2"); // the old registration's p1 stays gone
+        assertThat(leader.state(oldA, "p1")).contains(PidState.ADDED); // untouched: another session's node
+        assertThat(listener.kinds("p1")).containsExactly(Kind.ASSIGNED, Kind.REVOKED);
+        assertThat(b.heldPids()).containsExactly("p1");
+        assertThat(listenerB.violations()).isEmpty();
+    }
+
+    @Test
+    void aDeletedInstanceNodeRevokesEverythingAndStartsANewSession() {
+        PidClient client = harness.start(harness.builder(listener));
+        FakeLeader.Instance old = harness.handshake(client);
+        harness.addAndAwait(old, "p1");
+
+        leader.deleteInstanceNode(old);
+
+        await().atMost(WAIT).until(() -> client.registration()
+                .map(r -> r.sessionId() != old.ownerSessionId())
+                .orElse(false));
+        assertThat(listener.kinds("p1")).containsExactly(Kind.ASSIGNED, Kind.REVOKED);
+        assertThat(client.heldPids()).isEmpty();
+        FakeLeader.Instance fresh = harness.handshake(client);
+        assertThat(fresh.id()).isNotEqualTo(old.id());
+        harness.addAndAwait(fresh, "p9");
+        assertThat(client.heldPids()).containsExactly("p9");
+    }
+
+    @Test
+    void aLongPauseRevokesAtOnceAndAFreshReplyTakesThePidsUpAgain() {
+        ManualTicker ticker = new ManualTicker();
+        PidClient client = harness.start(harness.builder(listener).ticker(ticker));
+        FakeLeader.Instance instance = harness.handshake(client);
+        harness.addAndAwait(instance, "p1", "p2");
+        Registration before = client.registration().orElseThrow();
+        assertThat(client.heldPids()).containsExactlyInAnyOrder("p1", "p2");
+
+        // the process "was stopped" for 3/4 T: beyond the pause budget (T/3) and the lease (2T/3 - T/10)
+        ticker.advance(before.sessionTimeout().multipliedBy(3).dividedBy(4));
+
+        assertThat(client.heldPids()).isEmpty(); // the lease check fails on the spot
+        await().atMost(WAIT).until(() -> listener.count(Kind.REVOKED) == 2); // the pause detector revoked
+        await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2"))); // fresh heartbeat
+        assertThat(listener.kinds("p1")).containsExactly(Kind.ASSIGNED, Kind.REVOKED, Kind.ASSIGNED);
+        assertThat(client.registration().orElseThrow().sessionId()).isEqualTo(before.sessionId());
+    }
+}
