@@ -336,7 +336,8 @@ public final class HttpApi implements AutoCloseable {
     /** Reads at most maxRequestBytes of a JSON body and parses it strictly. */
     private JsonNode readJson(Context ctx) {
         String type = ctx.contentType();
-        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(JSON)) {
+        String mediaType = type == null ? "" : type.split(";", 2)[0].trim();
+        if (!mediaType.equalsIgnoreCase(JSON)) {
             throw new ApiException(
                     415,
                     "UNSUPPORTED_MEDIA_TYPE",

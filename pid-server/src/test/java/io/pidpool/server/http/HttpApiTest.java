@@ -515,6 +515,9 @@ class HttpApiTest {
                     send("POST", "/api/v1/batches", OPERATOR, "text/plain", BodyPublishers.ofString(addBatch("u1")));
             assertThat(text.status()).isEqualTo(415);
             assertThat(text.field()).isEqualTo("Content-Type");
+            Answer lookalike = send(
+                    "POST", "/api/v1/batches", OPERATOR, "application/jsonx", BodyPublishers.ofString(addBatch("u1")));
+            assertThat(lookalike.status()).isEqualTo(415);
             Answer none = send("POST", "/api/v1/batches", OPERATOR, null, BodyPublishers.ofString(addBatch("u1")));
             assertThat(none.status()).isEqualTo(415);
             Answer withCharset = send(
