@@ -29,7 +29,9 @@ public enum PidState {
             case UPDATED -> from == UPDATING;
             // a failed or unanswered ADDING/UPDATING is withdrawn by DELETING
             case DELETING -> from == ADDING || from == ADDED || from == UPDATING || from == UPDATED;
-            case DELETED -> from == DELETING;
+            // DELETING answered, or a voluntary release: on close() the SDK revokes and writes
+            // DELETED over whatever it had, so the leader may move the PID without the grace period
+            case DELETED -> from != null && from != DELETED;
         };
     }
 

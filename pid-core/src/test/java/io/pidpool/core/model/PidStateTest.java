@@ -24,7 +24,12 @@ class PidStateTest {
                 new Edge(PidState.ADDED, PidState.DELETING),
                 new Edge(PidState.UPDATING, PidState.DELETING),
                 new Edge(PidState.UPDATED, PidState.DELETING),
-                new Edge(PidState.DELETING, PidState.DELETED));
+                new Edge(PidState.DELETING, PidState.DELETED),
+                // voluntary release on the SDK's close()
+                new Edge(PidState.ADDING, PidState.DELETED),
+                new Edge(PidState.ADDED, PidState.DELETED),
+                new Edge(PidState.UPDATING, PidState.DELETED),
+                new Edge(PidState.UPDATED, PidState.DELETED));
         var froms = new java.util.ArrayList<PidState>(EnumSet.allOf(PidState.class));
         froms.add(null);
         for (PidState from : froms) {
@@ -50,6 +55,7 @@ class PidStateTest {
         for (PidState s : PidState.values()) {
             if (s.isInstruction()) {
                 assertThat(s.ack().canFollow(s)).isTrue();
+                assertThat(PidState.DELETED.canFollow(s)).isTrue();
             } else {
                 assertThatThrownBy(s::ack).isInstanceOf(PidPoolException.class);
             }
