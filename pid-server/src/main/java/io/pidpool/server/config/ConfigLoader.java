@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
+import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.config.ConfigException.Problem;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,7 +29,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -307,15 +307,13 @@ public final class ConfigLoader {
 
         SecurityConfig security = c.security();
         if (blank(security.secretKey())) {
-            check.require(false, "security.secretKey", "is required: a base64 AES key of 16, 24 or 32 bytes");
+            check.require(false, "security.secretKey", "is required: a base64 AES key of 16 or 32 bytes");
         } else {
-            int length = decodedLength(security.secretKey());
-            check.require(
-                    length == 16 || length == 24 || length == 32,
-                    "security.secretKey",
-                    length < 0
-                            ? "is not valid base64"
-                            : "must decode to 16, 24 or 32 bytes (an AES key), decodes to " + length);
+            try {
+                SecretSealer.fromSingleKey(security.secretKey()); // the sealer's own rules; never echoes the key
+            } catch (PidPoolException e) {
+                check.require(false, "security.secretKey", e.getMessage().replaceFirst("^secretKey ", ""));
+            }
         }
         List<TokenConfig> tokens = new ArrayList<>();
         check.require(
@@ -377,14 +375,6 @@ public final class ConfigLoader {
             return key.isEmpty() ? "unreadable block" : "unknown or wrongly typed key '" + key + "'";
         } catch (IOException | RuntimeException e) {
             return "unreadable block (" + e.getClass().getSimpleName() + ")";
-        }
-    }
-
-    private static int decodedLength(String base64) {
-        try {
-            return Base64.getDecoder().decode(base64.trim()).length;
-        } catch (IllegalArgumentException e) {
-            return -1;
         }
     }
 

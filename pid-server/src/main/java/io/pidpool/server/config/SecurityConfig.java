@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * Secrets of the cluster.
  *
- * @param secretKey a base64 AES key (16, 24 or 32 bytes) that seals PID passwords at rest and in
+ * @param secretKey a base64 AES key (16 or 32 bytes) that seals PID passwords at rest and in
  *     ZooKeeper; every server and SDK of a cluster shares it
  * @param tokens the bearer tokens of the operator API with their roles
  */

@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.DatabaseConfig;
 import io.pidpool.server.config.RedisConfig;
@@ -57,6 +58,7 @@ public final class PidServer implements AutoCloseable {
     private static final long PROBE_TIMEOUT_MS = 2_000;
 
     private final ServerConfig config;
+    private final SecretSealer sealer;
     private final Lifecycle lifecycle = new Lifecycle("pid-server");
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 
@@ -76,6 +78,7 @@ public final class PidServer implements AutoCloseable {
     /** Validates the configuration; nothing is started yet. */
     public PidServer(ServerConfig config) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
+        this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */
@@ -131,6 +134,11 @@ public final class PidServer implements AutoCloseable {
 
     public ServerConfig config() {
         return config;
+    }
+
+    /** Seals and opens PID passwords with {@code security.secretKey}. */
+    public SecretSealer sealer() {
+        return sealer;
     }
 
     /** The bound HTTP port (the real one when configured with 0). */

@@ -2,6 +2,7 @@ package io.pidpool.server.runtime;
 
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.config.DatabaseConfig;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.RedisConfig;
@@ -177,13 +178,9 @@ public final class StandaloneServer implements AutoCloseable {
     static String secretKey(Path file) throws IOException {
         if (Files.exists(file)) {
             String key = Files.readString(file, StandardCharsets.US_ASCII).trim();
-            int length;
             try {
-                length = Base64.getDecoder().decode(key).length;
-            } catch (IllegalArgumentException e) {
-                length = -1;
-            }
-            if (length != 16 && length != 24 && length != 32) {
+                SecretSealer.fromSingleKey(key);
+            } catch (PidPoolException e) {
                 throw PidPoolException.invalid(
                         "--data-dir",
                         "%s is not a base64 AES key; restore it or remove it (sealed data is then lost)",

@@ -292,7 +292,7 @@ class ConfigLoaderTest {
                         DESIGN_EXAMPLE,
                         Map.of("PIDPOOL_SECURITY_SECRET_KEY", "c2hvcnQ="),
                         "security.secretKey",
-                        "16, 24 or 32 bytes"),
+                        "16 or 32 bytes"),
                 Arguments.of(
                         DESIGN_EXAMPLE, Map.of("PIDPOOL_SECURITY_TOKENS", "[]"), "security.tokens", "at least one"),
                 Arguments.of(
