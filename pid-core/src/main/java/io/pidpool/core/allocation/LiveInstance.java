@@ -1,0 +1,62 @@
+package io.pidpool.core.allocation;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.PidState;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * An instance whose ephemeral node exists, as the leader's ZooKeeper view shows it.
+ *
+ * @param id the ephemeral node's name
+ * @param sessionId the ZooKeeper session that owns the ephemeral node; new PID nodes are stamped
+ *     with it
+ * @param weight the instance's share relative to its peers, 1..{@link ModuleConfig#MAX_WEIGHT}; the
+ *     caller resolves it (operator override in {@link ModuleConfig#instanceWeights()}, else 1)
+ * @param registrationOrder when the instance registered, e.g. the ephemeral node's creation zxid;
+ *     only the order matters. Earlier instances win ties, so a plan does not depend on map order.
+ * @param pids the PID nodes under {@code <instance>-pids} that are stamped with {@code sessionId},
+ *     with their state. Nodes stamped with an older session of the same name belong to a
+ *     {@link DepartedInstance}.
+ */
+public record LiveInstance(
+        InstanceId id, long sessionId, int weight, long registrationOrder, Map<String, PidState> pids) {
+    public LiveInstance {
+        requireNonNull(id, "instance");
+        requireArgument(
+                weight >= 1 && weight <= ModuleConfig.MAX_WEIGHT,
+                "weight",
+                "weight of %s must be within 1..%d, was %d",
+                id,
+                ModuleConfig.MAX_WEIGHT,
+                weight);
+        pids = copyStates(pids, "pids");
+    }
+
+    /** An instance of weight 1. */
+    public static LiveInstance of(String id, long sessionId, long registrationOrder, Map<String, PidState> pids) {
+        return new LiveInstance(InstanceId.of(id), sessionId, 1, registrationOrder, pids);
+    }
+
+    public InstanceRef ref() {
+        return new InstanceRef(id, sessionId);
+    }
+
+    /** A defensive, order-preserving, unmodifiable copy (plans must not depend on hash salt). */
+    static Map<String, PidState> copyStates(Map<String, PidState> states, String field) {
+        if (states == null || states.isEmpty()) {
+            return Map.of();
+        }
+        var copy = new LinkedHashMap<String, PidState>(Math.max(4, states.size() * 4 / 3 + 1));
+        states.forEach((pid, state) -> {
+            requireArgument(pid != null && state != null, field, "%s holds a null PID or state", field);
+            copy.put(pid, state);
+        });
+        return Collections.unmodifiableMap(copy);
+    }
+}
