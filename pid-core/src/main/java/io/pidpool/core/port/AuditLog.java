@@ -1,0 +1,19 @@
+package io.pidpool.core.port;
+
+import java.util.List;
+
+/** Every operator action, append-only (DESIGN.md promise 6). Thread-safe. */
+public interface AuditLog {
+    /**
+     * Appends an entry.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code CONFLICT} on {@code id} if the id exists
+     */
+    void append(AuditEntry entry);
+
+    /** The newest entries, newest first (by time, then id). */
+    List<AuditEntry> recent(int limit);
+
+    /** The newest entries about {@code target}, newest first. */
+    List<AuditEntry> forTarget(String target, int limit);
+}

@@ -1,0 +1,61 @@
+package io.pidpool.core.port;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.OperationResult;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Operator batches (seed 000's operation record table): any server appends a batch, the leader
+ * picks up unfinished batches oldest first, marks each DEALING and finally DEALED or FAILED together
+ * with one result per operation. Transitions follow {@link BatchStatus#canFollow}. Every method is
+ * atomic. Thread-safe.
+ */
+public interface OperationLog {
+    /**
+     * Stores a new batch.
+     *
+     * @throws PidPoolException {@code INVALID_ARGUMENT} on {@code status} unless the batch is
+     *     PENDING with epoch {@link Epoch#NONE}, {@code CONFLICT} on {@code id} if the id exists
+     */
+    void append(BatchRecord batch);
+
+    Optional<BatchRecord> find(BatchId id);
+
+    /** PENDING and DEALING batches, oldest (smallest id) first, at most {@code limit}. */
+    List<BatchRecord> findUnfinished(int limit);
+
+    /**
+     * Moves a batch to {@code next}, stamping the leader epoch, and stores {@code results} with it
+     * atomically (empty for DEALING, one per operation for DEALED and FAILED).
+     *
+     * @return the batch as stored now
+     * @throws PidPoolException {@code NOT_FOUND} on {@code id}, {@code FENCED} on {@code epoch} if a
+     *     newer leader moved the batch, {@code ILLEGAL_STATE} if {@code next} may not follow the
+     *     current status, {@code INVALID_ARGUMENT} on {@code results}
+     */
+    BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch);
+
+    /** Marks a batch DEALING: the leader of {@code epoch} is applying it. */
+    default BatchRecord markDealing(BatchId id, Epoch epoch) {
+        return transition(id, BatchStatus.DEALING, List.of(), epoch);
+    }
+
+    /** Marks a batch DEALED or FAILED with its per-operation results. */
+    default BatchRecord finish(BatchId id, BatchStatus status, List<OperationResult> results, Epoch epoch) {
+        return transition(id, status, results, epoch);
+    }
+
+    /** The error for a write by a leader older than the one that last moved the batch. */
+    static PidPoolException fenced(BatchId id, Epoch stored, Epoch by) {
+        return new PidPoolException(
+                ErrorCode.FENCED,
+                "epoch",
+                String.format(
+                        "batch %s was moved by epoch %d; epoch %d is fenced off", id, stored.value(), by.value()));
+    }
+}

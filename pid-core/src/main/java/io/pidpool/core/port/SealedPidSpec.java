@@ -1,0 +1,63 @@
+package io.pidpool.core.port;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidSpec;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.SealedSecret;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * A {@link PidSpec} after its password was sealed by the server that accepted it: the form in which
+ * an ADD or UPDATE waits in the {@link OperationLog} for the leader. It never holds a plain password.
+ */
+public record SealedPidSpec(
+        String id, SealedSecret secret, long monthlyQuota, long overageAllowance, Map<String, String> attributes) {
+    public SealedPidSpec {
+        Names.requirePidId(id, "pids.id");
+        StorageLimits.requireSecret(requireNonNull(secret, "pids.secret"), "pids.secret");
+        requireArgument(
+                monthlyQuota >= 0 && monthlyQuota <= PidAccount.MAX_MONTHLY_QUOTA,
+                "pids.monthlyQuota",
+                "monthlyQuota of %s must be within 0..%d, was %d",
+                id,
+                PidAccount.MAX_MONTHLY_QUOTA,
+                monthlyQuota);
+        requireArgument(
+                overageAllowance >= 0 && overageAllowance <= PidAccount.MAX_MONTHLY_QUOTA,
+                "pids.overageAllowance",
+                "overageAllowance of %s must be within 0..%d, was %d",
+                id,
+                PidAccount.MAX_MONTHLY_QUOTA,
+                overageAllowance);
+        attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+        StorageLimits.requireAttributes(attributes, "pids.attributes");
+    }
+
+    /** Seals {@code spec}'s password with {@code sealer}; the plain text goes no further. */
+    public static SealedPidSpec seal(PidSpec spec, Function<String, SealedSecret> sealer) {
+        return new SealedPidSpec(
+                spec.id(),
+                sealer.apply(spec.secret()),
+                spec.monthlyQuota(),
+                spec.overageAllowance(),
+                spec.attributes());
+    }
+
+    /** The new, active account this spec describes in {@code module}. */
+    public PidAccount toAccount(ModuleKey module) {
+        return new PidAccount(id, module, monthlyQuota, overageAllowance, PidStatus.ACTIVE, secret, attributes);
+    }
+
+    /** {@code existing} with this spec's secret, quotas and attributes; module and status stay. */
+    public PidAccount applyTo(PidAccount existing) {
+        requireArgument(existing.id().equals(id), "pids.id", "spec %s cannot update PID %s", id, existing.id());
+        return new PidAccount(
+                id, existing.module(), monthlyQuota, overageAllowance, existing.status(), secret, attributes);
+    }
+}

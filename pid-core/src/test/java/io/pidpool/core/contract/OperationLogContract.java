@@ -1,0 +1,211 @@
+package io.pidpool.core.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.OperationBatch;
+import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.PidSpec;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.OperationLog;
+import io.pidpool.core.port.SealedOperation;
+import io.pidpool.core.port.SealedPidSpec;
+import io.pidpool.core.port.StorageLimits;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** What every {@link OperationLog} does. */
+public abstract class OperationLogContract extends RepositoryContract {
+    /** A stand-in sealer: reversible, so the test can tell the plain text never reached the store. */
+    private static final Function<String, SealedSecret> SEALER = plain ->
+            new SealedSecret("k7", new StringBuilder(plain).reverse().toString().getBytes(StandardCharsets.UTF_8));
+
+    private OperationLog log() {
+        return repos.operations();
+    }
+
+    private BatchRecord everyKind(long id) {
+        var ops = List.<Operation>of(
+                new Operation.Add(
+                        FIN,
+                        List.of(
+                                new PidSpec("a1", "pw-one", 100, 5, Map.of("region", "east")),
+                                new PidSpec("a2", "pw-two", 0, 0, Map.of()))),
+                new Operation.Update(List.of(new PidSpec("u1", "new-pw", 300, 0, Map.of("k", "v=1&2")))),
+                new Operation.Delete(List.of("d1", "d2")),
+                new Operation.Migrate(List.of("m1"), OPS),
+                new Operation.ResetQuota(List.of("r1", "r2", "r3")),
+                new Operation.SetServers(ModuleKey.parse("hr#pay#roll"), 5, 70_000));
+        return BatchRecord.pending(OperationBatch.pending(new BatchId(id), ops, "alice", clock.instant()), SEALER);
+    }
+
+    private BatchRecord simple(long id) {
+        return BatchRecord.pending(
+                new BatchId(id),
+                List.of(
+                        new SealedOperation.Delete(List.of("x" + id)),
+                        new SealedOperation.ResetQuota(List.of("y" + id))),
+                "bob",
+                clock.instant());
+    }
+
+    private static List<OperationResult> twoResults() {
+        return List.of(OperationResult.ok(0), OperationResult.failed(1, "PID y is unknown"));
+    }
+
+    @Test
+    void appendThenFindRoundTripsEveryOperationKindWithSealedSecrets() {
+        BatchRecord batch = everyKind(1001);
+
+        log().append(batch);
+
+        BatchRecord stored = log().find(new BatchId(1001)).orElseThrow();
+        assertThat(stored).isEqualTo(batch);
+        assertThat(stored.createdAt()).isEqualTo(Instant.parse("2025-07-09T08:00:00.123Z"));
+        var add = (SealedOperation.Add) stored.operations().get(0);
+        assertThat(add.pids())
+                .extracting(SealedPidSpec::secret)
+                .containsExactly(SEALER.apply("pw-one"), SEALER.apply("pw-two"));
+        assertThat(log().find(new BatchId(1002))).isEmpty();
+    }
+
+    @Test
+    void aDuplicateBatchIdIsAConflictAndTheFirstStays() {
+        log().append(simple(7));
+
+        var e = expectError(ErrorCode.CONFLICT, "id", () -> log().append(everyKind(7)));
+
+        assertThat(e.getMessage()).contains("7");
+        assertThat(log().find(new BatchId(7))).contains(simple(7));
+    }
+
+    @Test
+    void onlyANewPendingBatchCanBeAppended() {
+        BatchRecord dealing = simple(8).transition(BatchStatus.DEALING, List.of(), E1, clock.instant());
+
+        expectError(ErrorCode.INVALID_ARGUMENT, "status", () -> log().append(dealing));
+
+        assertThat(log().find(new BatchId(8))).isEmpty();
+    }
+
+    @Test
+    void unfinishedBatchesComeOldestFirst() {
+        for (long id : new long[] {30, 10, 40, 20, 50}) {
+            log().append(simple(id));
+        }
+        log().markDealing(new BatchId(40), E1);
+        log().markDealing(new BatchId(10), E1);
+        log().finish(new BatchId(10), BatchStatus.DEALED, twoResults(), E1);
+        log().markDealing(new BatchId(50), E1);
+        log().finish(new BatchId(50), BatchStatus.FAILED, twoResults(), E1);
+
+        assertThat(log().findUnfinished(10))
+                .extracting(b -> b.id().value(), BatchRecord::status)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(20L, BatchStatus.PENDING),
+                        org.assertj.core.groups.Tuple.tuple(30L, BatchStatus.PENDING),
+                        org.assertj.core.groups.Tuple.tuple(40L, BatchStatus.DEALING));
+        assertThat(log().findUnfinished(2)).extracting(b -> b.id().value()).containsExactly(20L, 30L);
+        expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().findUnfinished(0));
+    }
+
+    @Test
+    void dealingThenDealedStoresStatusEpochTimeAndResults() {
+        log().append(everyKind(1));
+        clock.advance(Duration.ofSeconds(5));
+
+        BatchRecord dealing = log().markDealing(new BatchId(1), E2);
+        clock.advance(Duration.ofMillis(1500));
+        var results = List.of(
+                OperationResult.ok(0),
+                OperationResult.ok(1),
+                OperationResult.failed(2, "PID d2 does not exist"),
+                OperationResult.ok(3),
+                OperationResult.ok(4),
+                OperationResult.ok(5));
+        BatchRecord dealed = log().finish(new BatchId(1), BatchStatus.DEALED, results, E2);
+
+        assertThat(dealing.status()).isEqualTo(BatchStatus.DEALING);
+        assertThat(dealing.epoch()).isEqualTo(E2);
+        assertThat(dealing.updatedAt()).isEqualTo(Instant.parse("2025-07-09T08:00:05.123Z"));
+        assertThat(dealed.results()).isEqualTo(results);
+        assertThat(dealed.updatedAt()).isEqualTo(Instant.parse("2025-07-09T08:00:06.623Z"));
+        assertThat(log().find(new BatchId(1))).contains(dealed);
+    }
+
+    @Test
+    void invalidTransitionsAreRejectedAndChangeNothing() {
+        log().append(simple(1));
+
+        expectError(ErrorCode.ILLEGAL_STATE, null, () -> log().transition(
+                        new BatchId(1), BatchStatus.PENDING, List.of(), E1));
+        log().markDealing(new BatchId(1), E1);
+        BatchRecord dealed = log().finish(new BatchId(1), BatchStatus.DEALED, twoResults(), E1);
+        expectError(ErrorCode.ILLEGAL_STATE, null, () -> log().markDealing(new BatchId(1), E1));
+        expectError(ErrorCode.ILLEGAL_STATE, null, () -> log().finish(
+                        new BatchId(1), BatchStatus.FAILED, twoResults(), E1));
+
+        assertThat(log().find(new BatchId(1))).contains(dealed);
+    }
+
+    @Test
+    void resultsMustMatchTheOperationsAndAWrongSetChangesNothing() {
+        log().append(simple(1));
+        BatchRecord dealing = log().markDealing(new BatchId(1), E1);
+
+        expectError(ErrorCode.INVALID_ARGUMENT, "results", () -> log().finish(
+                        new BatchId(1), BatchStatus.DEALED, List.of(OperationResult.ok(0)), E1));
+        expectError(ErrorCode.INVALID_ARGUMENT, "results", () -> log().finish(
+                        new BatchId(1), BatchStatus.DEALED, List.of(OperationResult.ok(1), OperationResult.ok(0)), E1));
+        expectError(ErrorCode.INVALID_ARGUMENT, "results", () -> log().transition(
+                        new BatchId(1), BatchStatus.DEALING, twoResults(), E1));
+
+        assertThat(log().find(new BatchId(1))).contains(dealing);
+    }
+
+    @Test
+    void aDeposedLeaderIsFencedAndTheSuccessorTakesOver() {
+        log().append(simple(1));
+        log().markDealing(new BatchId(1), E1);
+
+        BatchRecord takenOver = log().markDealing(new BatchId(1), E2);
+        expectError(
+                ErrorCode.FENCED, "epoch", () -> log().finish(new BatchId(1), BatchStatus.DEALED, twoResults(), E1));
+
+        assertThat(log().find(new BatchId(1))).contains(takenOver);
+        assertThat(log().finish(new BatchId(1), BatchStatus.FAILED, twoResults(), E3)
+                        .epoch())
+                .isEqualTo(E3);
+    }
+
+    @Test
+    void unknownBatchIsNotFound() {
+        expectError(ErrorCode.NOT_FOUND, "id", () -> log().markDealing(new BatchId(404), E1));
+    }
+
+    @Test
+    void longResultMessagesAreCut() {
+        log().append(simple(1));
+        log().markDealing(new BatchId(1), Epoch.NONE);
+
+        BatchRecord done = log().finish(
+                        new BatchId(1),
+                        BatchStatus.FAILED,
+                        List.of(OperationResult.failed(0, "é".repeat(5000)), OperationResult.ok(1)),
+                        Epoch.NONE);
+
+        assertThat(done.results().get(0).message()).hasSize(StorageLimits.MAX_RESULT_MESSAGE);
+        assertThat(log().find(new BatchId(1))).contains(done);
+    }
+}

@@ -1,0 +1,140 @@
+package io.pidpool.core.fake;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.error.Preconditions;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.PidRepository;
+import io.pidpool.core.port.PidWithModule;
+import io.pidpool.core.port.StorageLimits;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/** {@link PidRepository} over an {@link InMemoryDatabase}. Thread-safe. */
+public final class InMemoryPidRepository implements PidRepository {
+    private final InMemoryDatabase db;
+
+    InMemoryPidRepository(InMemoryDatabase db) {
+        this.db = db;
+    }
+
+    @Override
+    public void insertAll(Collection<PidAccount> pids) {
+        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+        list.forEach(StorageLimits::requireStorable);
+        db.write(() -> {
+            var seen = new HashSet<String>();
+            for (PidAccount pid : list) {
+                if (!seen.add(pid.id())) {
+                    throw PidPoolException.conflict("pid.id", "PID %s appears twice", pid.id());
+                }
+            }
+            var existing = new TreeSet<String>();
+            list.stream().map(PidAccount::id).filter(db.pids::contains).forEach(existing::add);
+            if (!existing.isEmpty()) {
+                throw PidPoolException.conflict("pid.id", "PIDs already exist: %s", String.join(", ", existing));
+            }
+            requireModules(list);
+            list.forEach(pid -> db.pids.put(pid.id(), pid));
+            return null;
+        });
+    }
+
+    @Override
+    public void updateAll(Collection<PidAccount> pids) {
+        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+        list.forEach(StorageLimits::requireStorable);
+        requireDistinct(list.stream().map(PidAccount::id).toList());
+        db.write(() -> {
+            requireExisting(list.stream().map(PidAccount::id).toList());
+            requireModules(list);
+            list.forEach(pid -> db.pids.put(pid.id(), pid));
+            return null;
+        });
+    }
+
+    @Override
+    public void deleteAll(Collection<String> ids) {
+        List<String> list = List.copyOf(Preconditions.requireNonNull(ids, "pids"));
+        list.forEach(id -> Names.requirePidId(id, "pid.id"));
+        requireDistinct(list);
+        db.write(() -> {
+            requireExisting(list);
+            for (String id : list) {
+                db.assignments.remove(id); // ON DELETE CASCADE
+                db.pids.remove(id);
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<PidAccount> find(String id) {
+        Names.requirePidId(id, "pid.id");
+        return db.read(() -> db.pids.find(id));
+    }
+
+    @Override
+    public List<PidAccount> findAll(Collection<String> ids) {
+        var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
+        wanted.forEach(id -> Names.requirePidId(id, "pid.id"));
+        return db.read(() -> wanted.stream()
+                .map(db.pids::get)
+                .filter(java.util.Objects::nonNull)
+                .toList());
+    }
+
+    @Override
+    public List<PidAccount> findByModule(ModuleKey module) {
+        Preconditions.requireNonNull(module, "module");
+        return db.read(() -> db.pids.values().stream()
+                .filter(pid -> pid.module().equals(module))
+                .toList());
+    }
+
+    @Override
+    public List<PidWithModule> loadPidWithModule() {
+        return db.read(() -> {
+            Map<ModuleKey, List<PidAccount>> byModule = new HashMap<>();
+            for (PidAccount pid : db.pids.values()) {
+                byModule.computeIfAbsent(pid.module(), m -> new ArrayList<>()).add(pid);
+            }
+            var result = new ArrayList<PidWithModule>();
+            for (ModuleConfig module : db.modules.values()) {
+                result.add(new PidWithModule(module, byModule.getOrDefault(module.key(), List.of())));
+            }
+            return List.copyOf(result);
+        });
+    }
+
+    private void requireModules(List<PidAccount> list) {
+        for (PidAccount pid : list) {
+            if (!db.modules.contains(pid.module())) {
+                throw PidPoolException.notFound("pid.module", "module %s does not exist", pid.module());
+            }
+        }
+    }
+
+    private void requireExisting(List<String> ids) {
+        var missing = new TreeSet<String>();
+        ids.stream().filter(id -> !db.pids.contains(id)).forEach(missing::add);
+        if (!missing.isEmpty()) {
+            throw PidPoolException.notFound("pid.id", "PIDs do not exist: %s", String.join(", ", missing));
+        }
+    }
+
+    private static void requireDistinct(List<String> ids) {
+        var seen = new HashSet<String>();
+        for (String id : ids) {
+            Preconditions.requireArgument(seen.add(id), "pid.id", "PID %s appears twice", id);
+        }
+    }
+}

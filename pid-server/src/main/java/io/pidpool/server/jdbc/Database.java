@@ -1,0 +1,188 @@
+package io.pidpool.server.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.port.Repositories;
+import java.time.Clock;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.StatementExceptions;
+import org.jdbi.v3.core.statement.TemplateEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PidPool database: a HikariCP pool, the schema migrated by Flyway on open, and the Jdbi
+ * adapters of every repository port.
+ *
+ * <pre>{@code
+ * try (Database db = Database.open("jdbc:postgresql://db:5432/pidpool", "pidpool", secret)) {
+ *     Repositories repos = db.repositories(Clock.systemUTC());
+ *     repos.transactor().useTransaction(() -> { repos.operations().append(batch); repos.audit().append(entry); });
+ * }
+ * }</pre>
+ *
+ * <p>Every connection runs at READ COMMITTED (MariaDB's default would be REPEATABLE READ). The schema
+ * history lives in its own table, {@code pidpool_schema_history}, so other components may keep their
+ * own Flyway history in the same schema. Opening fails with {@code UNAVAILABLE} when the database
+ * cannot be reached. Thread-safe; close it once when the process ends.
+ */
+public final class Database implements AutoCloseable {
+    /** Flyway location of the migrations. */
+    public static final String MIGRATIONS = "classpath:db/pidpool";
+    /** Flyway history table. */
+    public static final String HISTORY_TABLE = "pidpool_schema_history";
+
+    private static final Logger log = LoggerFactory.getLogger(Database.class);
+
+    private final HikariDataSource dataSource;
+    private final Dialect dialect;
+    private final JdbiSession session;
+
+    private Database(HikariDataSource dataSource, Dialect dialect) {
+        this.dataSource = dataSource;
+        this.dialect = dialect;
+        Jdbi jdbi = Jdbi.create(dataSource);
+        // SQL is plain text with :named parameters; no <template> attributes to trip over "<" and ">"
+        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
+        // exception messages name the statement, never its arguments (sealed secrets are arguments)
+        jdbi.getConfig(StatementExceptions.class)
+                .setMessageRendering(StatementExceptions.MessageRendering.SHORT_STATEMENT);
+        this.session = new JdbiSession(jdbi, new SqlErrors(dialect));
+    }
+
+    /** Opens a pool with default sizes, migrates the schema and returns the database. */
+    public static Database open(String url, String user, String password) {
+        return open(DatabaseConfig.of(url, user, password));
+    }
+
+    /** Opens a pool, migrates the schema and returns the database. */
+    public static Database open(DatabaseConfig config) {
+        Objects.requireNonNull(config, "config");
+        Dialect dialect = config.dialect();
+        SqlErrors errors = new SqlErrors(dialect);
+        HikariDataSource dataSource;
+        try {
+            dataSource = new HikariDataSource(hikari(config, dialect));
+        } catch (RuntimeException e) {
+            throw unreachable(config, errors, e);
+        }
+        try {
+            migrate(dataSource, dialect, errors);
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+        return new Database(dataSource, dialect);
+    }
+
+    /** The repositories over this database; stored timestamps come from {@code clock}. */
+    public Repositories repositories(Clock clock) {
+        Objects.requireNonNull(clock, "clock");
+        return new Repositories(
+                new JdbiTransactor(session),
+                new JdbiModuleRepository(session, clock),
+                new JdbiPidRepository(session, clock),
+                new JdbiAssignmentRepository(session, clock),
+                new JdbiSlotRepository(session, clock),
+                new JdbiOperationLog(session, clock),
+                new JdbiAuditLog(session),
+                new JdbiUsageLedger(session));
+    }
+
+    public Dialect dialect() {
+        return dialect;
+    }
+
+    /** The session the adapters share; for tests of the error translation. */
+    JdbiSession session() {
+        return session;
+    }
+
+    /** The pool, for components that keep their own tables in the same database. */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** Whether a connection can be had and answers; never throws. */
+    public boolean isHealthy() {
+        try {
+            return session.read(
+                            h -> h.createQuery("SELECT 1").mapTo(Integer.class).one())
+                    == 1;
+        } catch (RuntimeException e) {
+            log.debug("database health check failed", e);
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        dataSource.close();
+    }
+
+    private static HikariConfig hikari(DatabaseConfig config, Dialect dialect) {
+        var hikari = new HikariConfig();
+        hikari.setPoolName("pidpool-db");
+        hikari.setJdbcUrl(config.url());
+        hikari.setUsername(config.user());
+        hikari.setPassword(config.password());
+        hikari.setMaximumPoolSize(config.maxPoolSize());
+        hikari.setMinimumIdle(Math.min(2, config.maxPoolSize()));
+        hikari.setConnectionTimeout(config.connectionTimeout().toMillis());
+        hikari.setValidationTimeout(Math.min(5_000, config.connectionTimeout().toMillis()));
+        hikari.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        hikari.setAutoCommit(true);
+        hikari.setInitializationFailTimeout(1); // fail fast at startup when the database is unreachable
+        if (dialect.connectionInitSql() != null) {
+            hikari.setConnectionInitSql(dialect.connectionInitSql());
+        }
+        if (dialect == Dialect.POSTGRESQL) {
+            // keep "Failing row contains (...)" (row values) out of exception messages
+            hikari.addDataSourceProperty("logServerErrorDetail", "false");
+        }
+        return hikari;
+    }
+
+    private static void migrate(DataSource dataSource, Dialect dialect, SqlErrors errors) {
+        try {
+            MigrateResult result = Flyway.configure(Database.class.getClassLoader())
+                    .dataSource(dataSource)
+                    .locations(MIGRATIONS)
+                    .table(HISTORY_TABLE)
+                    .placeholders(dialect.placeholders())
+                    .validateMigrationNaming(true)
+                    .load()
+                    .migrate();
+            log.info(
+                    "database schema at version {} ({} migration(s) applied)",
+                    result.targetSchemaVersion,
+                    result.migrationsExecuted);
+        } catch (FlywayException e) {
+            SqlErrors.Kind kind = errors.kindOf(e);
+            if (kind == SqlErrors.Kind.CONNECTION || kind == SqlErrors.Kind.TRANSIENT) {
+                throw errors.translate(e, null);
+            }
+            throw new PidPoolException(
+                    io.pidpool.core.error.ErrorCode.ILLEGAL_STATE,
+                    null,
+                    "database schema migration failed: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static PidPoolException unreachable(DatabaseConfig config, SqlErrors errors, RuntimeException e) {
+        PidPoolException translated = errors.translate(e, null);
+        return new PidPoolException(
+                translated.code(),
+                "database.url",
+                "cannot open database " + config.redactedUrl() + ": " + translated.getMessage(),
+                translated.getCause());
+    }
+}

@@ -1,0 +1,59 @@
+package io.pidpool.server.jdbc;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import java.time.Duration;
+
+/**
+ * How to reach the database.
+ *
+ * @param user may be null when the URL carries it
+ * @param password may be null; never printed
+ * @param maxPoolSize connections in the pool
+ * @param connectionTimeout how long a caller waits for a connection before UNAVAILABLE
+ */
+public record DatabaseConfig(String url, String user, String password, int maxPoolSize, Duration connectionTimeout) {
+    public static final int DEFAULT_POOL_SIZE = 10;
+    public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(10);
+
+    public DatabaseConfig {
+        requireNonNull(url, "database.url");
+        Dialect.fromUrl(url);
+        requireArgument(
+                maxPoolSize >= 1 && maxPoolSize <= 500,
+                "database.maxPoolSize",
+                "maxPoolSize must be within 1..500, was %d",
+                maxPoolSize);
+        requireNonNull(connectionTimeout, "database.connectionTimeout");
+        requireArgument(
+                connectionTimeout.toMillis() >= 250,
+                "database.connectionTimeout",
+                "connectionTimeout must be at least 250ms, was %s",
+                connectionTimeout);
+    }
+
+    public static DatabaseConfig of(String url, String user, String password) {
+        return new DatabaseConfig(url, user, password, DEFAULT_POOL_SIZE, DEFAULT_CONNECTION_TIMEOUT);
+    }
+
+    public DatabaseConfig withPool(int size, Duration timeout) {
+        return new DatabaseConfig(url, user, password, size, timeout);
+    }
+
+    public Dialect dialect() {
+        return Dialect.fromUrl(url);
+    }
+
+    /** The URL with any password parameter hidden, for logs and messages. */
+    public String redactedUrl() {
+        return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
+    }
+
+    @Override
+    public String toString() {
+        return "DatabaseConfig[url=" + redactedUrl() + ", user=" + user + ", password="
+                + (password == null ? "none" : "***") + ", maxPoolSize=" + maxPoolSize + ", connectionTimeout="
+                + connectionTimeout + "]";
+    }
+}

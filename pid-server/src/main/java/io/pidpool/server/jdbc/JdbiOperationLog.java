@@ -1,0 +1,349 @@
+package io.pidpool.server.jdbc;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.error.Preconditions;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.OperationType;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.OperationLog;
+import io.pidpool.core.port.SealedOperation;
+import io.pidpool.core.port.SealedPidSpec;
+import io.pidpool.core.port.StorageLimits;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.PreparedBatch;
+
+/**
+ * {@link OperationLog} on tables {@code op_batch}, {@code op_operation}, {@code op_pid} and
+ * {@code op_pid_attribute}: one row per batch, per operation, per PID named and per attribute, so
+ * an operation is stored in columns rather than as an opaque document. A transition locks the batch
+ * row, reloads the batch and lets {@link BatchRecord#transition} decide, the same code the fake
+ * runs. Thread-safe.
+ */
+final class JdbiOperationLog implements OperationLog {
+    private final JdbiSession session;
+    private final Clock clock;
+
+    JdbiOperationLog(JdbiSession session, Clock clock) {
+        this.session = session;
+        this.clock = clock;
+    }
+
+    @Override
+    public void append(BatchRecord batch) {
+        Preconditions.requireNonNull(batch, "batch");
+        Preconditions.requireArgument(
+                batch.status() == BatchStatus.PENDING && batch.epoch().equals(Epoch.NONE),
+                "status",
+                "a new batch must be PENDING without epoch, was %s at epoch %d",
+                batch.status(),
+                batch.epoch().value());
+        long id = batch.id().value();
+        session.write("id", h -> {
+            boolean exists = h.createQuery("SELECT 1 FROM op_batch WHERE batch_id = :id")
+                    .bind("id", id)
+                    .mapTo(Integer.class)
+                    .findOne()
+                    .isPresent();
+            if (exists) {
+                throw PidPoolException.conflict("id", "batch %s already exists", batch.id());
+            }
+            h.createUpdate("INSERT INTO op_batch (batch_id, status, requested_by, leader_epoch, created_at, updated_at)"
+                            + " VALUES (:id, :status, :by, :epoch, :created, :updated)")
+                    .bind("id", id)
+                    .bind("status", batch.status().name())
+                    .bind("by", batch.requestedBy())
+                    .bind("epoch", batch.epoch().value())
+                    .bind("created", Rows.toDb(batch.createdAt()))
+                    .bind("updated", Rows.toDb(batch.updatedAt()))
+                    .execute();
+            insertOperations(h, id, batch.operations());
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<BatchRecord> find(BatchId id) {
+        Preconditions.requireNonNull(id, "id");
+        return session.snapshot(h -> load(h, List.of(id.value())).stream().findFirst());
+    }
+
+    @Override
+    public List<BatchRecord> findUnfinished(int limit) {
+        StorageLimits.requireLimit(limit);
+        return session.snapshot(h -> {
+            List<Long> ids = h.createQuery("SELECT batch_id FROM op_batch WHERE status IN ('PENDING', 'DEALING')"
+                            + " ORDER BY batch_id FETCH FIRST " + limit + " ROWS ONLY")
+                    .mapTo(Long.class)
+                    .list();
+            var batches = new ArrayList<BatchRecord>();
+            for (List<Long> chunk : Rows.chunks(ids)) {
+                batches.addAll(load(h, chunk));
+            }
+            return List.copyOf(batches);
+        });
+    }
+
+    @Override
+    public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
+        Preconditions.requireNonNull(id, "id");
+        return session.write("id", h -> {
+            boolean exists = h.createQuery("SELECT batch_id FROM op_batch WHERE batch_id = :id FOR UPDATE")
+                    .bind("id", id.value())
+                    .mapTo(Long.class)
+                    .findOne()
+                    .isPresent();
+            if (!exists) {
+                throw PidPoolException.notFound("id", "batch %s does not exist", id);
+            }
+            BatchRecord stored = load(h, List.of(id.value())).get(0);
+            BatchRecord moved = stored.transition(next, results, epoch, clock.instant());
+            h.createUpdate("UPDATE op_batch SET status = :status, leader_epoch = :epoch, updated_at = :updated"
+                            + " WHERE batch_id = :id")
+                    .bind("id", id.value())
+                    .bind("status", moved.status().name())
+                    .bind("epoch", moved.epoch().value())
+                    .bind("updated", Rows.toDb(moved.updatedAt()))
+                    .execute();
+            if (!moved.results().isEmpty()) {
+                PreparedBatch rows = h.prepareBatch("UPDATE op_operation SET result_ok = :ok, result_message = :message"
+                        + " WHERE batch_id = :id AND op_index = :index");
+                for (OperationResult r : moved.results()) {
+                    rows.bind("id", id.value())
+                            .bind("index", r.index())
+                            .bind("ok", r.ok())
+                            .bind("message", r.message())
+                            .add();
+                }
+                rows.execute();
+            }
+            return moved;
+        });
+    }
+
+    private static void insertOperations(Handle h, long batchId, List<SealedOperation> operations) {
+        PreparedBatch ops = h.prepareBatch("INSERT INTO op_operation (batch_id, op_index, op_type, module_key, servers,"
+                + " monthly_demand) VALUES (:id, :index, :type, :module, :servers, :demand)");
+        for (int i = 0; i < operations.size(); i++) {
+            SealedOperation op = operations.get(i);
+            String module = null;
+            Integer servers = null;
+            Long demand = null;
+            if (op instanceof SealedOperation.Add add) {
+                module = add.module().toString();
+            } else if (op instanceof SealedOperation.Migrate migrate) {
+                module = migrate.to().toString();
+            } else if (op instanceof SealedOperation.SetServers set) {
+                module = set.module().toString();
+                servers = set.servers();
+                demand = set.monthlyDemand();
+            }
+            ops.bind("id", batchId)
+                    .bind("index", i)
+                    .bind("type", op.type().name())
+                    .bindByType("module", module, String.class)
+                    .bindByType("servers", servers, Integer.class)
+                    .bindByType("demand", demand, Long.class)
+                    .add();
+        }
+        ops.execute(); // parents first: the foreign keys check each row as it goes in
+        PreparedBatch pids = h.prepareBatch("INSERT INTO op_pid (batch_id, op_index, pid_index, pid_id, sealed_secret,"
+                + " monthly_quota, overage_allowance) VALUES (:id, :op, :index, :pid, :secret, :quota, :allowance)");
+        PreparedBatch attributes = h.prepareBatch("INSERT INTO op_pid_attribute (batch_id, op_index, pid_index,"
+                + " attr_name, attr_value) VALUES (:id, :op, :index, :name, :value)");
+        for (int i = 0; i < operations.size(); i++) {
+            SealedOperation op = operations.get(i);
+            List<SealedPidSpec> specs = specs(op);
+            List<String> ids = op.pidIds();
+            for (int p = 0; p < ids.size(); p++) {
+                SealedPidSpec spec = specs == null ? null : specs.get(p);
+                pids.bind("id", batchId)
+                        .bind("op", i)
+                        .bind("index", p)
+                        .bind("pid", ids.get(p))
+                        .bindByType(
+                                "secret", spec == null ? null : spec.secret().encode(), String.class)
+                        .bindByType("quota", spec == null ? null : spec.monthlyQuota(), Long.class)
+                        .bindByType("allowance", spec == null ? null : spec.overageAllowance(), Long.class)
+                        .add();
+                if (pids.size() >= Rows.CHUNK) {
+                    pids.execute();
+                }
+                if (spec == null) {
+                    continue;
+                }
+                for (Map.Entry<String, String> attribute : spec.attributes().entrySet()) {
+                    attributes
+                            .bind("id", batchId)
+                            .bind("op", i)
+                            .bind("index", p)
+                            .bind("name", attribute.getKey())
+                            .bind("value", attribute.getValue())
+                            .add();
+                    if (attributes.size() >= Rows.CHUNK) {
+                        flush(pids); // an attribute row needs its PID row in first
+                        attributes.execute();
+                    }
+                }
+            }
+        }
+        flush(pids);
+        flush(attributes);
+    }
+
+    private static void flush(PreparedBatch batch) {
+        if (batch.size() > 0) {
+            batch.execute();
+        }
+    }
+
+    private static List<SealedPidSpec> specs(SealedOperation op) {
+        if (op instanceof SealedOperation.Add add) {
+            return add.pids();
+        } else if (op instanceof SealedOperation.Update update) {
+            return update.pids();
+        }
+        return null;
+    }
+
+    /** The batches with these ids, in the order given; absent ids are skipped. */
+    private static List<BatchRecord> load(Handle h, List<Long> ids) {
+        if (ids.isEmpty()) {
+            return List.of();
+        }
+        String in = Rows.params("b", ids.size());
+        var attributes = new HashMap<String, Map<String, String>>();
+        Rows.bindAll(
+                        h.createQuery(
+                                "SELECT batch_id, op_index, pid_index, attr_name, attr_value FROM op_pid_attribute"
+                                        + " WHERE batch_id IN (" + in + ")"),
+                        "b",
+                        ids)
+                .map((rs, ctx) -> attributes
+                        .computeIfAbsent(
+                                key(rs.getLong("batch_id"), rs.getInt("op_index"), rs.getInt("pid_index")),
+                                k -> new HashMap<>())
+                        .put(rs.getString("attr_name"), rs.getString("attr_value")))
+                .list();
+        // batch -> operation -> PID rows, each in index order
+        var pids = new HashMap<Long, Map<Integer, TreeMap<Integer, PidRow>>>();
+        Rows.bindAll(
+                        h.createQuery("SELECT batch_id, op_index, pid_index, pid_id, sealed_secret, monthly_quota,"
+                                + " overage_allowance FROM op_pid WHERE batch_id IN (" + in + ")"),
+                        "b",
+                        ids)
+                .map((rs, ctx) -> {
+                    long batch = rs.getLong("batch_id");
+                    int op = rs.getInt("op_index");
+                    int index = rs.getInt("pid_index");
+                    String secret = rs.getString("sealed_secret");
+                    long quota = rs.getLong("monthly_quota");
+                    long allowance = rs.getLong("overage_allowance");
+                    var row = new PidRow(
+                            rs.getString("pid_id"),
+                            secret == null
+                                    ? null
+                                    : new SealedPidSpec(
+                                            rs.getString("pid_id"),
+                                            SealedSecret.decode(secret),
+                                            quota,
+                                            allowance,
+                                            attributes.getOrDefault(key(batch, op, index), Map.of())));
+                    return pids.computeIfAbsent(batch, b -> new HashMap<>())
+                            .computeIfAbsent(op, o -> new TreeMap<>())
+                            .put(index, row);
+                })
+                .list();
+        var operations = new HashMap<Long, TreeMap<Integer, OpRow>>();
+        Rows.bindAll(
+                        h.createQuery("SELECT batch_id, op_index, op_type, module_key, servers, monthly_demand,"
+                                + " result_ok, result_message FROM op_operation WHERE batch_id IN (" + in + ")"),
+                        "b",
+                        ids)
+                .map((rs, ctx) -> {
+                    long batch = rs.getLong("batch_id");
+                    int index = rs.getInt("op_index");
+                    boolean ok = rs.getBoolean("result_ok");
+                    OperationResult result =
+                            rs.wasNull() ? null : new OperationResult(index, ok, rs.getString("result_message"));
+                    int servers = rs.getInt("servers");
+                    long demand = rs.getLong("monthly_demand");
+                    var row = new OpRow(
+                            OperationType.valueOf(rs.getString("op_type")),
+                            rs.getString("module_key"),
+                            servers,
+                            demand,
+                            result);
+                    return operations
+                            .computeIfAbsent(batch, b -> new TreeMap<>())
+                            .put(index, row);
+                })
+                .list();
+        var batches = new HashMap<Long, BatchRecord>();
+        Rows.bindAll(
+                        h.createQuery("SELECT batch_id, status, requested_by, leader_epoch, created_at, updated_at"
+                                + " FROM op_batch WHERE batch_id IN (" + in + ")"),
+                        "b",
+                        ids)
+                .map((rs, ctx) -> {
+                    long batch = rs.getLong("batch_id");
+                    var ops = new ArrayList<SealedOperation>();
+                    var results = new ArrayList<OperationResult>();
+                    operations.getOrDefault(batch, new TreeMap<>()).forEach((index, op) -> {
+                        var rows = pids.getOrDefault(batch, Map.of()).getOrDefault(index, new TreeMap<>());
+                        ops.add(op.decode(new ArrayList<>(rows.values())));
+                        if (op.result() != null) {
+                            results.add(op.result());
+                        }
+                    });
+                    Instant created = Rows.instant(rs, "created_at");
+                    Instant updated = Rows.instant(rs, "updated_at");
+                    return batches.put(
+                            batch,
+                            new BatchRecord(
+                                    new BatchId(batch),
+                                    ops,
+                                    BatchStatus.valueOf(rs.getString("status")),
+                                    rs.getString("requested_by"),
+                                    created,
+                                    updated,
+                                    new Epoch(rs.getLong("leader_epoch")),
+                                    results));
+                })
+                .list();
+        return ids.stream().map(batches::get).filter(b -> b != null).toList();
+    }
+
+    private static String key(long batch, int op, int index) {
+        return batch + "/" + op + "/" + index;
+    }
+
+    private record PidRow(String id, SealedPidSpec spec) {}
+
+    private record OpRow(OperationType type, String module, int servers, long demand, OperationResult result) {
+        SealedOperation decode(List<PidRow> pids) {
+            List<String> ids = pids.stream().map(PidRow::id).toList();
+            List<SealedPidSpec> specs = pids.stream().map(PidRow::spec).toList();
+            return switch (type) {
+                case ADD -> new SealedOperation.Add(ModuleKey.parse(module), specs);
+                case UPDATE -> new SealedOperation.Update(specs);
+                case DELETE -> new SealedOperation.Delete(ids);
+                case MIGRATE -> new SealedOperation.Migrate(ids, ModuleKey.parse(module));
+                case RESET_QUOTA -> new SealedOperation.ResetQuota(ids);
+                case SET_SERVERS -> new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand);
+            };
+        }
+    }
+}

@@ -1,0 +1,302 @@
+package io.pidpool.server.jdbc;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.error.Preconditions;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.PidRepository;
+import io.pidpool.core.port.PidWithModule;
+import io.pidpool.core.port.StorageLimits;
+import java.time.Clock;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * {@link PidRepository} on tables {@code pool_pid} and {@code pool_pid_attribute}. Checks run
+ * inside the write transaction before any row changes, so the usual errors name the offending ids;
+ * the constraints catch what races past them. Thread-safe.
+ */
+final class JdbiPidRepository implements PidRepository {
+    private static final String COLUMNS =
+            "p.pid_id, p.module_key, p.monthly_quota, p.overage_allowance, p.status, p.sealed_secret";
+
+    private final JdbiSession session;
+    private final Clock clock;
+
+    JdbiPidRepository(JdbiSession session, Clock clock) {
+        this.session = session;
+        this.clock = clock;
+    }
+
+    @Override
+    public void insertAll(Collection<PidAccount> pids) {
+        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+        list.forEach(StorageLimits::requireStorable);
+        if (list.isEmpty()) {
+            return;
+        }
+        session.write("pid.id", h -> {
+            var seen = new HashSet<String>();
+            for (PidAccount pid : list) {
+                if (!seen.add(pid.id())) {
+                    throw PidPoolException.conflict("pid.id", "PID %s appears twice", pid.id());
+                }
+            }
+            Set<String> existing = existingIds(h, seen);
+            if (!existing.isEmpty()) {
+                throw PidPoolException.conflict("pid.id", "PIDs already exist: %s", String.join(", ", existing));
+            }
+            requireModules(h, list);
+            LocalDateTime now = Rows.toDb(clock.instant());
+            var rows = h.prepareBatch("INSERT INTO pool_pid (pid_id, module_key, monthly_quota, overage_allowance,"
+                    + " status, sealed_secret, created_at, updated_at)"
+                    + " VALUES (:id, :module, :quota, :allowance, :status, :secret, :now, :now)");
+            for (PidAccount pid : list) {
+                bindRow(rows, pid).bind("now", now).add();
+                if (rows.size() >= Rows.CHUNK) {
+                    rows.execute();
+                }
+            }
+            if (rows.size() > 0) {
+                rows.execute();
+            }
+            insertAttributes(h, list);
+            return null;
+        });
+    }
+
+    @Override
+    public void updateAll(Collection<PidAccount> pids) {
+        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+        list.forEach(StorageLimits::requireStorable);
+        List<String> ids = list.stream().map(PidAccount::id).toList();
+        requireDistinct(ids);
+        if (list.isEmpty()) {
+            return;
+        }
+        session.write("pid.id", h -> {
+            requireExisting(h, ids);
+            requireModules(h, list);
+            LocalDateTime now = Rows.toDb(clock.instant());
+            var rows = h.prepareBatch("UPDATE pool_pid SET module_key = :module, monthly_quota = :quota,"
+                    + " overage_allowance = :allowance, status = :status, sealed_secret = :secret, updated_at = :now"
+                    + " WHERE pid_id = :id");
+            for (PidAccount pid : list) {
+                bindRow(rows, pid).bind("now", now).add();
+                if (rows.size() >= Rows.CHUNK) {
+                    rows.execute();
+                }
+            }
+            if (rows.size() > 0) {
+                rows.execute();
+            }
+            deleteAttributes(h, ids);
+            insertAttributes(h, list);
+            return null;
+        });
+    }
+
+    @Override
+    public void deleteAll(Collection<String> ids) {
+        List<String> list = List.copyOf(Preconditions.requireNonNull(ids, "pids"));
+        list.forEach(id -> Names.requirePidId(id, "pid.id"));
+        requireDistinct(list);
+        if (list.isEmpty()) {
+            return;
+        }
+        session.write("pid.id", h -> {
+            requireExisting(h, list);
+            for (List<String> chunk : Rows.chunks(list)) {
+                // attributes and assignment rows go with ON DELETE CASCADE
+                Rows.bindAll(
+                                h.createUpdate("DELETE FROM pool_pid WHERE pid_id IN ("
+                                        + Rows.params("id", chunk.size()) + ")"),
+                                "id",
+                                chunk)
+                        .execute();
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<PidAccount> find(String id) {
+        Names.requirePidId(id, "pid.id");
+        return session.snapshot(
+                h -> select(h, "p.pid_id = :id", Map.of("id", id)).stream().findFirst());
+    }
+
+    @Override
+    public List<PidAccount> findAll(Collection<String> ids) {
+        var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
+        wanted.forEach(id -> Names.requirePidId(id, "pid.id"));
+        if (wanted.isEmpty()) {
+            return List.of();
+        }
+        return session.snapshot(h -> {
+            var found = new ArrayList<PidAccount>();
+            for (List<String> chunk : Rows.chunks(wanted)) {
+                var params = new HashMap<String, Object>();
+                for (int i = 0; i < chunk.size(); i++) {
+                    params.put("id" + i, chunk.get(i));
+                }
+                found.addAll(select(h, "p.pid_id IN (" + Rows.params("id", chunk.size()) + ")", params));
+            }
+            found.sort(Comparator.comparing(PidAccount::id));
+            return List.copyOf(found);
+        });
+    }
+
+    @Override
+    public List<PidAccount> findByModule(ModuleKey module) {
+        Preconditions.requireNonNull(module, "module");
+        return session.snapshot(h -> select(h, "p.module_key = :module", Map.of("module", module.toString())));
+    }
+
+    @Override
+    public List<PidWithModule> loadPidWithModule() {
+        return session.snapshot(h -> {
+            List<ModuleConfig> modules = JdbiModuleRepository.load(h, null);
+            var byModule = new HashMap<ModuleKey, List<PidAccount>>();
+            for (PidAccount pid : select(h, null, Map.of())) {
+                byModule.computeIfAbsent(pid.module(), m -> new ArrayList<>()).add(pid);
+            }
+            return modules.stream()
+                    .map(m -> new PidWithModule(m, byModule.getOrDefault(m.key(), List.of())))
+                    .toList();
+        });
+    }
+
+    /** Accounts matching {@code where} (on alias {@code p}), attributes included, ordered by id. */
+    private static List<PidAccount> select(Handle h, String where, Map<String, ?> params) {
+        String filter = where == null ? "" : " WHERE " + where;
+        var attributes = new HashMap<String, Map<String, String>>();
+        var attributeQuery = h.createQuery("SELECT a.pid_id, a.attr_name, a.attr_value FROM pool_pid_attribute a"
+                        + " JOIN pool_pid p ON p.pid_id = a.pid_id" + filter)
+                .bindMap(params);
+        attributeQuery
+                .map((rs, ctx) -> attributes
+                        .computeIfAbsent(rs.getString("pid_id"), k -> new HashMap<>())
+                        .put(rs.getString("attr_name"), rs.getString("attr_value")))
+                .list();
+        var pids = new ArrayList<>(h.createQuery("SELECT " + COLUMNS + " FROM pool_pid p" + filter)
+                .bindMap(params)
+                .map((rs, ctx) -> new PidAccount(
+                        rs.getString("pid_id"),
+                        ModuleKey.parse(rs.getString("module_key")),
+                        rs.getLong("monthly_quota"),
+                        rs.getLong("overage_allowance"),
+                        PidStatus.valueOf(rs.getString("status")),
+                        SealedSecret.decode(rs.getString("sealed_secret")),
+                        attributes.getOrDefault(rs.getString("pid_id"), Map.of())))
+                .list());
+        pids.sort(Comparator.comparing(PidAccount::id));
+        return List.copyOf(pids);
+    }
+
+    private static org.jdbi.v3.core.statement.PreparedBatch bindRow(
+            org.jdbi.v3.core.statement.PreparedBatch rows, PidAccount pid) {
+        return rows.bind("id", pid.id())
+                .bind("module", pid.module().toString())
+                .bind("quota", pid.monthlyQuota())
+                .bind("allowance", pid.overageAllowance())
+                .bind("status", pid.status().name())
+                .bind("secret", pid.secret().encode());
+    }
+
+    private static void insertAttributes(Handle h, List<PidAccount> pids) {
+        var rows = h.prepareBatch(
+                "INSERT INTO pool_pid_attribute (pid_id, attr_name, attr_value) VALUES (:id, :name, :value)");
+        for (PidAccount pid : pids) {
+            for (Map.Entry<String, String> attribute : pid.attributes().entrySet()) {
+                rows.bind("id", pid.id())
+                        .bind("name", attribute.getKey())
+                        .bind("value", attribute.getValue())
+                        .add();
+                if (rows.size() >= Rows.CHUNK) {
+                    rows.execute();
+                }
+            }
+        }
+        if (rows.size() > 0) {
+            rows.execute();
+        }
+    }
+
+    private static void deleteAttributes(Handle h, List<String> ids) {
+        for (List<String> chunk : Rows.chunks(ids)) {
+            Rows.bindAll(
+                            h.createUpdate("DELETE FROM pool_pid_attribute WHERE pid_id IN ("
+                                    + Rows.params("id", chunk.size()) + ")"),
+                            "id",
+                            chunk)
+                    .execute();
+        }
+    }
+
+    /** Which of {@code ids} exist, sorted. */
+    private static Set<String> existingIds(Handle h, Collection<String> ids) {
+        var existing = new TreeSet<String>();
+        for (List<String> chunk : Rows.chunks(ids)) {
+            existing.addAll(Rows.bindAll(
+                            h.createQuery("SELECT pid_id FROM pool_pid WHERE pid_id IN ("
+                                    + Rows.params("id", chunk.size()) + ")"),
+                            "id",
+                            chunk)
+                    .mapTo(String.class)
+                    .list());
+        }
+        return existing;
+    }
+
+    private static void requireExisting(Handle h, List<String> ids) {
+        Set<String> existing = existingIds(h, ids);
+        var missing = new TreeSet<String>(ids);
+        missing.removeAll(existing);
+        if (!missing.isEmpty()) {
+            throw PidPoolException.notFound("pid.id", "PIDs do not exist: %s", String.join(", ", missing));
+        }
+    }
+
+    private static void requireModules(Handle h, List<PidAccount> pids) {
+        var wanted = new LinkedHashSet<String>();
+        pids.forEach(pid -> wanted.add(pid.module().toString()));
+        var known = new HashSet<String>();
+        for (List<String> chunk : Rows.chunks(wanted)) {
+            known.addAll(Rows.bindAll(
+                            h.createQuery("SELECT module_key FROM pool_module WHERE module_key IN ("
+                                    + Rows.params("m", chunk.size()) + ")"),
+                            "m",
+                            chunk)
+                    .mapTo(String.class)
+                    .list());
+        }
+        for (PidAccount pid : pids) {
+            if (!known.contains(pid.module().toString())) {
+                throw PidPoolException.notFound("pid.module", "module %s does not exist", pid.module());
+            }
+        }
+    }
+
+    private static void requireDistinct(List<String> ids) {
+        var seen = new HashSet<String>();
+        for (String id : ids) {
+            Preconditions.requireArgument(seen.add(id), "pid.id", "PID %s appears twice", id);
+        }
+    }
+}
