@@ -2,8 +2,7 @@ package io.pidpool.server.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
@@ -15,6 +14,7 @@ import io.pidpool.server.http.BearerTokens;
 import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
+import io.pidpool.server.jdbc.Database;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -27,7 +27,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -40,7 +39,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One pid-server process, built from a {@link ServerConfig}: a Curator client in the cluster's
- * namespace ({@code /pidpool/<cluster>}), the database pool, a Redisson client, the health
+ * namespace ({@code /pidpool/<cluster>}), the database (pool + Flyway migrations), a Redisson client, the health
  * monitor and the operator HTTP API, started in that order and closed in reverse.
  *
  * <p>{@link #start()} fails fast with {@code UNAVAILABLE} naming the dependency (and never its
@@ -48,9 +47,9 @@ import org.slf4j.LoggerFactory;
  * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
  * while {@code start()} is still running on another thread.
  *
- * <p>Not wired yet: the coordination node ({@code io.pidpool.server.leader}), the database
- * migrations and the in-process pid-worker; until then the operator API answers reads of the
- * cluster view and 503 for everything else.
+ * <p>Not wired yet: the coordination node ({@code io.pidpool.server.leader}) and the in-process
+ * pid-worker; until then the operator API answers reads of the cluster view and 503 for everything
+ * else.
  */
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
@@ -63,7 +62,7 @@ public final class PidServer implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 
     private volatile CuratorFramework curator;
-    private volatile HikariDataSource dataSource;
+    private volatile Database database;
     private volatile RedissonClient redisson;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
@@ -88,7 +87,7 @@ public final class PidServer implements AutoCloseable {
         }
         try {
             curator = lifecycle.add("ZooKeeper client", startCurator());
-            dataSource = lifecycle.add("database pool", startDatabase(config.database()));
+            database = lifecycle.add("database", openDatabase(config.database()));
             RedissonClient client = startRedisson(config.redis());
             lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
             redisson = client;
@@ -150,8 +149,9 @@ public final class PidServer implements AutoCloseable {
         return requireStarted(curator);
     }
 
-    public DataSource dataSource() {
-        return requireStarted(dataSource);
+    /** The database: pool, migrated schema and the repository adapters. */
+    public Database database() {
+        return requireStarted(database);
     }
 
     public RedissonClient redisson() {
@@ -194,32 +194,26 @@ public final class PidServer implements AutoCloseable {
         }
         if (!connected) {
             client.close();
-            throw PidPoolException.unavailable(
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE,
+                    "zookeeper.connect",
                     "ZooKeeper at " + zk.connect() + " is not reachable within " + zk.connectionTimeoutMs()
-                            + " ms (zookeeper.connect)",
-                    null);
+                            + " ms (zookeeper.connect)");
         }
         return client;
     }
 
-    private static HikariDataSource startDatabase(DatabaseConfig db) {
-        HikariConfig hikari = new HikariConfig();
-        hikari.setPoolName("pidpool");
-        hikari.setJdbcUrl(db.url());
-        if (!db.user().isEmpty()) {
-            hikari.setUsername(db.user());
-        }
-        if (!db.password().isEmpty()) {
-            hikari.setPassword(db.password());
-        }
-        hikari.setMaximumPoolSize(db.maxPoolSize());
-        hikari.setMinimumIdle(Math.min(2, db.maxPoolSize()));
-        hikari.setConnectionTimeout(10_000);
+    /** Opens the pool and migrates the schema ({@link Database#open}); UNAVAILABLE names the url. */
+    private static Database openDatabase(DatabaseConfig db) {
         try {
-            return new HikariDataSource(hikari);
-        } catch (RuntimeException e) {
-            throw PidPoolException.unavailable(
-                    "database at " + redactUrl(db.url()) + " is not reachable (database.url): " + rootMessage(e), e);
+            return Database.open(new io.pidpool.server.jdbc.DatabaseConfig(
+                    db.url(),
+                    db.user().isEmpty() ? null : db.user(),
+                    db.password().isEmpty() ? null : db.password(),
+                    db.maxPoolSize(),
+                    io.pidpool.server.jdbc.DatabaseConfig.DEFAULT_CONNECTION_TIMEOUT));
+        } catch (PidPoolException e) {
+            throw new PidPoolException(e.code(), "database.url", e.getMessage() + " (database.url)", e);
         }
     }
 
@@ -248,9 +242,11 @@ public final class PidServer implements AutoCloseable {
         try {
             return Redisson.create(config);
         } catch (RuntimeException e) {
-            throw PidPoolException.unavailable(
-                    "Redis at " + redisLabel(redis) + " is not reachable ("
-                            + (redis.usesRedissonBlock() ? "redis.redisson" : "redis.address") + "): " + rootMessage(e),
+            String key = redis.usesRedissonBlock() ? "redis.redisson" : "redis.address";
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE,
+                    key,
+                    "Redis at " + redisLabel(redis) + " is not reachable (" + key + "): " + rootMessage(e),
                     e);
         }
     }
@@ -273,7 +269,7 @@ public final class PidServer implements AutoCloseable {
         });
         String db = redactUrl(config.database().url());
         probes.put("database", () -> {
-            try (Connection c = dataSource.getConnection()) {
+            try (Connection c = database.dataSource().getConnection()) {
                 return c.isValid((int) (PROBE_TIMEOUT_MS / 1000))
                         ? Component.up(db)
                         : Component.down(db + ": not valid");
