@@ -5,12 +5,15 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
+import io.pidpool.client.internal.SealerSecretOpener;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.secret.SecretSealer;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executor;
@@ -24,7 +27,7 @@ import java.util.concurrent.Executor;
  *     .cluster("default")
  *     .module("fin#risk#scorer")
  *     .redisAddress("redis://127.0.0.1:6379")
- *     .secretOpener(sealer::open)
+ *     .secretKeys(Map.of("k2025", base64AesKey))  // or .secretKey(...), or .secretOpener(...)
  *     .listener(listener)
  *     .build();
  * client.start();                       // returns once registered
@@ -215,9 +218,50 @@ public interface PidClient extends AutoCloseable {
             return this;
         }
 
-        /** Decrypts the PIDs' sealed passwords. Required. */
+        /**
+         * Decrypts the PIDs' sealed passwords. Required, unless {@link #secretKeys} or {@link
+         * #secretKey} sets it. The last of the three calls wins.
+         */
         public Builder secretOpener(SecretOpener opener) {
             this.secretOpener = requireNonNull(opener, "secretOpener");
+            return this;
+        }
+
+        /**
+         * Opens the PIDs' passwords with the cluster's AES keyring (the servers'
+         * {@code security.secretKeys}): key id → base64 128- or 256-bit AES key. Builds a core {@link
+         * SecretSealer} and uses {@code sealer::open} as the {@link SecretOpener}. Give every key that
+         * may still have sealed a password (old and new during a rotation). The keys are decoded at
+         * once and kept only inside the sealer: no log line, exception message or {@code toString()}
+         * of the SDK contains them. A PID whose password does not open (unknown key id, wrong key,
+         * tampered data) fails its assignment and the reason is written into its node, like a throwing
+         * {@code onAssigned}.
+         *
+         * @throws PidPoolException {@code INVALID_ARGUMENT} for an empty map ({@code secretKeys}), a
+         *     bad key id ({@code secret.keyId}) or a key that is not base64 of 16 or 32 bytes ({@code
+         *     secretKeys.<keyId>}); the message never repeats the key
+         */
+        public Builder secretKeys(Map<String, String> base64KeysById) {
+            requireNonNull(base64KeysById, "secretKeys");
+            requireArgument(!base64KeysById.isEmpty(), "secretKeys", "secretKeys needs at least one key");
+            SecretSealer.Builder keyring = SecretSealer.builder();
+            base64KeysById.forEach(keyring::key);
+            // the SDK only opens; the "current" (sealing) key does not matter here
+            keyring.current(base64KeysById.keySet().iterator().next());
+            this.secretOpener = new SealerSecretOpener(keyring.build());
+            return this;
+        }
+
+        /**
+         * Opens the PIDs' passwords with the one AES key of the servers' {@code security.secretKey}
+         * (base64, 128 or 256 bits); its key id is derived from the key as the servers derive it
+         * ({@link SecretSealer#fromSingleKey}). Otherwise like {@link #secretKeys}.
+         *
+         * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code secretKey}) if it is not base64 of
+         *     16 or 32 bytes; the message never repeats the key
+         */
+        public Builder secretKey(String base64Key) {
+            this.secretOpener = new SealerSecretOpener(SecretSealer.fromSingleKey(base64Key));
             return this;
         }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -52,6 +54,53 @@ class PidClientBuilderTest {
         rejects("listener", b -> b.listener(null));
         rejects("secretOpener", b -> b.secretOpener(null));
         rejects("ticker", b -> b.ticker(null));
+    }
+
+    @Test
+    void secretKeysAreValidatedWithoutRepeatingTheKey() {
+        String notBase64 = "this is not a key!";
+        String tooShort = Base64.getEncoder().encodeToString("ten bytes!".getBytes());
+        Map<String, String> withNullId = new LinkedHashMap<>();
+        withNullId.put(null, Base64.getEncoder().encodeToString(new byte[16]));
+
+        rejects("secretKeys", b -> b.secretKeys(null));
+        rejects("secretKeys", b -> b.secretKeys(Map.of()));
+        rejects("secret.keyId", b -> b.secretKeys(Map.of("bad id", tooShort)));
+        rejects("secret.keyId", b -> b.secretKeys(withNullId));
+        rejects("secretKeys.k1", b -> b.secretKeys(Map.of("k1", notBase64)));
+        rejects("secretKeys.k1", b -> b.secretKeys(Map.of("k1", tooShort)));
+        rejects("secretKey", b -> b.secretKey(notBase64));
+        rejects("secretKey", b -> b.secretKey(tooShort));
+        rejects("secretKey", b -> b.secretKey(null));
+        for (Runnable bad : new Runnable[] {
+            () -> valid().secretKeys(Map.of("k1", notBase64)),
+            () -> valid().secretKeys(Map.of("k1", tooShort)),
+            () -> valid().secretKey(notBase64),
+            () -> valid().secretKey(tooShort)
+        }) {
+            assertThatThrownBy(bad::run).hasMessageNotContaining(notBase64).hasMessageNotContaining(tooShort);
+        }
+    }
+
+    @Test
+    void secretKeysStandInForASecretOpener() {
+        String key = Base64.getEncoder().encodeToString(new byte[32]);
+        PidClient viaKeys = PidClient.builder()
+                .connectString("h:1")
+                .module("a#b#c")
+                .listener(NOOP)
+                .secretKeys(Map.of("k1", key))
+                .build();
+        PidClient viaKey = PidClient.builder()
+                .connectString("h:1")
+                .module("a#b#c")
+                .listener(NOOP)
+                .secretKey(key)
+                .build();
+        assertThat(viaKeys.state()).isEqualTo(PidClient.State.LATENT);
+        assertThat(viaKeys.toString()).doesNotContain(key);
+        viaKeys.close();
+        viaKey.close();
     }
 
     @Test

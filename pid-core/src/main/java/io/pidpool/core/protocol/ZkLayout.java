@@ -71,6 +71,19 @@ public record ZkLayout(String cluster) {
         return workerIds() + "/" + slot;
     }
 
+    /**
+     * PERSISTENT marks, one per worker-id slot, that outlive the slot's EPHEMERAL node: the timestamp
+     * up to which the slot's holders may have issued Snowflake ids, so that the next holder starts
+     * after it (an ephemeral node's data dies with the node, so it cannot carry that).
+     */
+    public String workerIdMarks() {
+        return "/worker-id-marks";
+    }
+
+    public String workerIdMark(int slot) {
+        return workerIdMarks() + "/" + slot;
+    }
+
     /** Whether a child name under a module node is a leader-owned pids node rather than an instance. */
     public static boolean isPidsNodeName(String childName) {
         return childName.endsWith(InstanceId.PIDS_SUFFIX);

@@ -1,0 +1,4 @@
+/**
+ * Benchmark mains (not run by {@code mvn verify}); see docs/benchmarks-zk.md for the commands.
+ */
+package io.pidpool.it.bench;
