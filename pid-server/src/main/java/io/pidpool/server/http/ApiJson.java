@@ -17,10 +17,10 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.OperationType;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.SealedOperation;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -28,8 +28,8 @@ import java.util.stream.IntStream;
 
 /**
  * The JSON shapes of the API and the one {@link ObjectMapper} that reads and writes them. Responses
- * are built from these records only, so a PID's secret (inside {@code Operation.Add}'s specs) can
- * never be serialized by accident.
+ * are built from these records only, so not even a sealed secret (inside {@code SealedOperation.Add})
+ * is ever serialized.
  */
 final class ApiJson {
     private ApiJson() {}
@@ -63,15 +63,15 @@ final class ApiJson {
             Integer servers,
             Long monthlyDemand) {
 
-        static OperationView of(int index, Operation op) {
+        static OperationView of(int index, SealedOperation op) {
             // Java 17: no pattern switch yet; the sealed hierarchy is small
-            if (op instanceof Operation.Add add) {
+            if (op instanceof SealedOperation.Add add) {
                 return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null);
             }
-            if (op instanceof Operation.Migrate migrate) {
+            if (op instanceof SealedOperation.Migrate migrate) {
                 return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null);
             }
-            if (op instanceof Operation.SetServers set) {
+            if (op instanceof SealedOperation.SetServers set) {
                 return new OperationView(
                         index, op.type(), set.module(), null, null, set.servers(), set.monthlyDemand());
             }
@@ -85,16 +85,18 @@ final class ApiJson {
             BatchStatus status,
             String requestedBy,
             Instant createdAt,
+            Instant updatedAt,
             List<OperationView> operations,
             List<OperationResult> results) {
 
-        static Batch of(OperationBatch batch) {
-            List<Operation> ops = batch.operations();
+        static Batch of(BatchRecord batch) {
+            List<SealedOperation> ops = batch.operations();
             return new Batch(
                     batch.id().toString(),
                     batch.status(),
                     batch.requestedBy(),
                     batch.createdAt(),
+                    batch.updatedAt(),
                     IntStream.range(0, ops.size())
                             .mapToObj(i -> OperationView.of(i, ops.get(i)))
                             .toList(),

@@ -17,6 +17,7 @@ import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.Role.Access;
 import java.io.IOException;
@@ -45,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * status, duration and the token's name: never a body, a query or a header.
  *
  * <p>Concurrency: handlers run on Jetty's thread pool and share no mutable state; {@code
- * ?wait=true} holds its thread for at most {@code timeoutMs}.
+ * ?wait=true} answers asynchronously when {@link OperatorApi#await} completes, holding no thread.
  */
 public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
@@ -197,7 +198,7 @@ public final class HttpApi implements AutoCloseable {
                 "/api/v1/batches/{id}",
                 ctx -> {
                     BatchId id = batchId(ctx.pathParam("id"));
-                    OperationBatch batch =
+                    BatchRecord batch =
                             api.batch(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
                     answer(ctx, 200, ApiJson.Batch.of(batch));
                 },
@@ -270,11 +271,23 @@ public final class HttpApi implements AutoCloseable {
         Principal principal = Objects.requireNonNull(ctx.attribute(PRINCIPAL), "principal");
         // the batch-wide rules (total PIDs, a PID in two operations) before anything is recorded
         OperationBatch.pending(new BatchId(0), ops, principal.name(), Instant.EPOCH);
-        OperationBatch batch = api.submit(ops, principal.name());
-        if (wait.waiting() && !batch.status().isFinal()) {
-            batch = api.await(batch.id(), wait.timeout());
+        BatchId id = api.submit(ops, principal.name());
+        ctx.header("Location", "/api/v1/batches/" + id);
+        if (wait.waiting()) {
+            // no Jetty thread waits: the answer is written when the future completes
+            ctx.future(() -> api.await(id, wait.timeout()).thenAccept(batch -> answerBatch(ctx, batch)));
+        } else {
+            answerBatch(
+                    ctx,
+                    api.batch(id)
+                            .orElseThrow(() -> PidPoolException.unavailable(
+                                    "batch " + id + " was accepted but cannot be read back yet; GET /api/v1/batches/"
+                                            + id,
+                                    null)));
         }
-        ctx.header("Location", "/api/v1/batches/" + batch.id());
+    }
+
+    private static void answerBatch(Context ctx, BatchRecord batch) {
         answer(ctx, batch.status().isFinal() ? 200 : 202, ApiJson.Batch.of(batch));
     }
 

@@ -5,12 +5,13 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.BatchRecord;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * What the operator HTTP API needs from the cluster: the one seam between {@code HttpApi} and the
@@ -29,21 +30,22 @@ public interface OperatorApi {
     Optional<ModuleView> module(ModuleKey module);
 
     /**
-     * Records an operator batch (any server may accept one; the leader applies it) and returns it as
-     * recorded, normally {@code PENDING}. Validates the whole batch first: a rejected batch changes
-     * nothing.
+     * Records an operator batch (any server may accept one; the leader applies it) and returns its
+     * id once it is stored. Validates the whole batch first: a rejected batch changes nothing.
      *
      * @param requestedBy who asked (the token's name), for the audit trail
      */
-    OperationBatch submit(List<Operation> operations, String requestedBy);
+    BatchId submit(List<Operation> operations, String requestedBy);
+
+    /** The batch as stored now (secrets sealed), if it exists. */
+    Optional<BatchRecord> batch(BatchId id);
 
     /**
-     * Waits at most {@code timeout} for the batch to become final and returns its state then,
-     * final or not. Throws {@code NOT_FOUND} for an unknown id.
+     * Completes with the batch once it is final, or with its current state when {@code timeout}
+     * passes first; completes exceptionally with {@code NOT_FOUND} for an unknown id. Must not
+     * block the caller.
      */
-    OperationBatch await(BatchId id, Duration timeout);
-
-    Optional<OperationBatch> batch(BatchId id);
+    CompletableFuture<BatchRecord> await(BatchId id, Duration timeout);
 
     /** One page of PIDs matching the query, sorted by id. */
     PidPage pids(PidQuery query);

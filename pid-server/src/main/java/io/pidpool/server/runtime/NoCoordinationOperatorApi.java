@@ -5,11 +5,12 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
+import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.http.OperatorApi;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The operator facade of a server whose coordination node (leader election, batches, module and
@@ -39,17 +40,17 @@ final class NoCoordinationOperatorApi implements OperatorApi {
     }
 
     @Override
-    public OperationBatch submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation> operations, String requestedBy) {
         throw missing();
     }
 
     @Override
-    public OperationBatch await(BatchId id, Duration timeout) {
+    public Optional<BatchRecord> batch(BatchId id) {
         throw missing();
     }
 
     @Override
-    public Optional<OperationBatch> batch(BatchId id) {
+    public CompletableFuture<BatchRecord> await(BatchId id, Duration timeout) {
         throw missing();
     }
 

@@ -1,6 +1,7 @@
 package io.pidpool.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -13,10 +14,10 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.TokenConfig;
 import java.io.ByteArrayInputStream;
@@ -31,6 +32,8 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -224,7 +227,9 @@ class HttpApiTest {
             assertThat(post("/api/v1/batches", OPERATOR, addBatch("u1")).status())
                     .isEqualTo(202);
             assertThat(post("/api/v1/batches", ADMIN, addBatch("u2")).status()).isEqualTo(202);
-            assertThat(api.submitted).extracting(OperationBatch::requestedBy).containsExactly("bob", "root");
+            assertThat(api.submitted)
+                    .extracting(InMemoryOperatorApi.Submission::requestedBy)
+                    .containsExactly("bob", "root");
         }
 
         @Test
@@ -308,6 +313,35 @@ class HttpApiTest {
             Answer a = post("/api/v1/batches?wait=true&timeoutMs=10", OPERATOR, addBatch("u1"));
             assertThat(a.status()).isEqualTo(202);
             assertThat(a.json().path("status").asText()).isEqualTo("PENDING");
+        }
+
+        @Test
+        void aWaitingRequestIsAnsweredWhenTheBatchCompletesLater() throws Exception {
+            CompletableFuture<BatchRecord> outcome = new CompletableFuture<>();
+            api.nextAwait.set(outcome);
+            HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/api/v1/batches?wait=true"))
+                    .header("Authorization", "Bearer " + OPERATOR)
+                    .header("Content-Type", "application/json")
+                    .POST(BodyPublishers.ofString(addBatch("u1")))
+                    .build();
+            CompletableFuture<HttpResponse<String>> response = client.sendAsync(request, BodyHandlers.ofString());
+            await().atMost(Duration.ofSeconds(10)).until(() -> api.nextAwait.get() == null);
+            assertThat(response).isNotDone();
+
+            outcome.complete(api.dealt(api.lastId()));
+            HttpResponse<String> answer = response.get(10, TimeUnit.SECONDS);
+            assertThat(answer.statusCode()).isEqualTo(200);
+            assertThat(ApiJson.MAPPER.readTree(answer.body()).path("status").asText())
+                    .isEqualTo("DEALED");
+        }
+
+        @Test
+        void aWaitThatFailsIsMappedLikeEveryError() {
+            api.nextAwait.set(CompletableFuture.failedFuture(PidPoolException.unavailable("database down", null)));
+            Answer a = post("/api/v1/batches?wait=true", OPERATOR, addBatch("u1"));
+            assertThat(a.status()).isEqualTo(503);
+            assertThat(a.json().path("code").asText()).isEqualTo("UNAVAILABLE");
+            assertThat(a.error()).isEqualTo("database down");
         }
 
         @Test

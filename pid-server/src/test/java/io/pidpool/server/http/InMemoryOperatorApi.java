@@ -8,6 +8,8 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.secret.SecretSealer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,6 +17,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -28,15 +31,24 @@ import java.util.stream.IntStream;
  * call throw, to test the error mapping.
  */
 final class InMemoryOperatorApi implements OperatorApi {
-    final List<OperationBatch> submitted = new CopyOnWriteArrayList<>();
+    /** What was submitted, before sealing, for assertions. */
+    record Submission(List<Operation> operations, String requestedBy) {}
+
+    static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
+    static final Instant NOW = Instant.parse("2026-11-21T08:00:00Z");
+
+    final List<Submission> submitted = new CopyOnWriteArrayList<>();
     final Map<ModuleKey, ModuleView> modules = new ConcurrentSkipListMap<>();
     final List<PidView> pids = new CopyOnWriteArrayList<>();
     final AtomicReference<RuntimeException> failNext = new AtomicReference<>();
     volatile boolean completeOnAwait = true;
+    /** When set, the next {@link #await} returns this future instead of answering at once. */
+    final AtomicReference<CompletableFuture<BatchRecord>> nextAwait = new AtomicReference<>();
+
     volatile ClusterView cluster = new ClusterView(
             "default", "server-1", new Epoch(3), List.of(new Member("server-1", "10.0.0.1:8080", true)));
 
-    private final Map<BatchId, OperationBatch> batches = new ConcurrentHashMap<>();
+    private final Map<BatchId, BatchRecord> batches = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong(1_000_000_000_000L);
 
     void reset() {
@@ -45,6 +57,7 @@ final class InMemoryOperatorApi implements OperatorApi {
         pids.clear();
         batches.clear();
         failNext.set(null);
+        nextAwait.set(null);
         completeOnAwait = true;
     }
 
@@ -74,34 +87,50 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
-    public OperationBatch submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation> operations, String requestedBy) {
         maybeFail();
-        OperationBatch batch = OperationBatch.pending(
-                new BatchId(ids.incrementAndGet()), operations, requestedBy, Instant.parse("2026-11-21T08:00:00Z"));
-        batches.put(batch.id(), batch);
-        submitted.add(batch);
-        return batch;
+        OperationBatch batch = OperationBatch.pending(new BatchId(ids.incrementAndGet()), operations, requestedBy, NOW);
+        batches.put(batch.id(), BatchRecord.pending(batch, SEALER::seal));
+        submitted.add(new Submission(operations, requestedBy));
+        return batch.id();
     }
 
     @Override
-    public OperationBatch await(BatchId id, Duration timeout) {
-        maybeFail();
-        OperationBatch batch = batch(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
-        if (completeOnAwait && !batch.status().isFinal()) {
-            List<OperationResult> results = IntStream.range(
-                            0, batch.operations().size())
-                    .mapToObj(OperationResult::ok)
-                    .toList();
-            batch = batch.withStatus(BatchStatus.DEALED, results);
-            batches.put(id, batch);
-        }
-        return batch;
-    }
-
-    @Override
-    public Optional<OperationBatch> batch(BatchId id) {
+    public Optional<BatchRecord> batch(BatchId id) {
         maybeFail();
         return Optional.ofNullable(batches.get(id));
+    }
+
+    @Override
+    public CompletableFuture<BatchRecord> await(BatchId id, Duration timeout) {
+        maybeFail();
+        CompletableFuture<BatchRecord> pending = nextAwait.getAndSet(null);
+        if (pending != null) {
+            return pending;
+        }
+        BatchRecord batch = batches.get(id);
+        if (batch == null) {
+            return CompletableFuture.failedFuture(PidPoolException.notFound("id", "no batch %s", id));
+        }
+        if (completeOnAwait && !batch.status().isFinal()) {
+            batch = dealt(id);
+        }
+        return CompletableFuture.completedFuture(batch);
+    }
+
+    /** Marks a batch DEALED, every operation ok, as a leader would; returns it. */
+    BatchRecord dealt(BatchId id) {
+        BatchRecord batch = batches.get(id);
+        List<OperationResult> results = IntStream.range(0, batch.operations().size())
+                .mapToObj(OperationResult::ok)
+                .toList();
+        batch = batch.transition(BatchStatus.DEALED, results, new Epoch(1), NOW.plusSeconds(1));
+        batches.put(id, batch);
+        return batch;
+    }
+
+    BatchId lastId() {
+        return new BatchId(ids.get());
     }
 
     @Override
