@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import org.redisson.api.RedissonClient;
 
 /**
  * The SDK a business server embeds to receive its share of PIDs (DESIGN.md §7).
@@ -51,8 +52,12 @@ import java.util.concurrent.Executor;
  * {@link #registration()} never block. {@link #start()} and {@link #close()} block (each with a
  * timeout) and must not be called from a listener callback.
  *
- * <p><b>Not yet available:</b> {@link #tryAcquire} and {@link #refund} (the Redis quota ledger) throw
- * {@link UnsupportedOperationException} in this version.
+ * <p><b>Quota.</b> With {@link Builder#redisAddress} (or {@link Builder#redisson}) the client also
+ * opens the Redis quota ledger: {@link #tryAcquire} deducts commands of a held PID atomically in Redis
+ * (docs/quota.md) and {@link #refund} gives them back. Deduction ids are Snowflake ids from a worker-id
+ * slot the client holds in ZooKeeper (on a ZooKeeper session of its own). A permit is granted only
+ * while the hold is provably valid, the same check as {@link #heldPids()}. Without a Redis address both
+ * throw {@link PidPoolException} ({@code ILLEGAL_STATE}).
  */
 public interface PidClient extends AutoCloseable {
 
@@ -93,16 +98,33 @@ public interface PidClient extends AutoCloseable {
     Set<String> heldPids();
 
     /**
-     * A held PID with at least {@code commands} commands left this month, deducted atomically.
+     * A held PID with at least {@code commands} commands left this month, deducted atomically in
+     * Redis; empty when no held PID has that much left, or when the hold is not provably valid right
+     * now (connection SUSPENDED, lease expired, process paused: the check of {@link #heldPids()}, made
+     * before the deduction is sent and again after Redis granted it; a deduction granted while the hold
+     * was lost is given back and not returned). Which held PID: the one with the most left, as far as
+     * the client knows; the Redis script decides. Thread-safe; one Redis round trip per PID tried
+     * (at most 3).
      *
-     * @throws UnsupportedOperationException always, in this version (quota ledger not yet built)
+     * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code commands}) outside {@code 1..}{@link
+     *     Integer#MAX_VALUE}; {@code ILLEGAL_STATE} when the client was built without {@link
+     *     Builder#redisAddress}, is not started or is closed; {@code UNAVAILABLE} when Redis (or, for
+     *     the deduction id, ZooKeeper's worker slot) does not answer: no permit was granted, retry
      */
     Optional<Permit> tryAcquire(long commands);
 
     /**
-     * Gives back {@code commands} of deduction {@code deductionId}; idempotent by {@code refundId}.
+     * Gives back {@code commands} of deduction {@code deductionId} (a {@link Permit#deductionId()}).
+     * May be partial and repeated; refunds of one deduction never sum above it; idempotent by {@code
+     * refundId} (the same refund again changes nothing and does not throw). Works for any deduction of
+     * the cluster, also one made by another client or before a restart, while Redis keeps its month.
      *
-     * @throws UnsupportedOperationException always, in this version (quota ledger not yet built)
+     * @throws PidPoolException {@code INVALID_ARGUMENT} for a malformed id or amount; {@code NOT_FOUND}
+     *     ({@code deductionId}) for an unknown deduction; {@code ILLEGAL_STATE} ({@code amount}) when
+     *     it would exceed the deduction; {@code CONFLICT} ({@code refundId}) when the refund id was used
+     *     for another deduction or amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
+     *     or when not started/closed; {@code UNAVAILABLE} when Redis does not answer (retry with the
+     *     same refund id)
      */
     void refund(String deductionId, String refundId, long commands);
 
@@ -113,9 +135,10 @@ public interface PidClient extends AutoCloseable {
     Optional<Registration> registration();
 
     /**
-     * Revokes every held PID ({@code onRevoked}), tells the leader (each PID node is acknowledged
+     * Stops granting permits, revokes every held PID ({@code onRevoked}), tells the leader (each PID node is acknowledged
      * DELETED after its {@code onRevoked} returned, so the leader may move it at once), deletes the
-     * instance node and closes the ZooKeeper session. Waits for running callbacks up to the close
+     * instance node and closes the ZooKeeper session; then releases the worker-id slot and closes the
+     * Redis client (unless it was given). Waits for running callbacks up to the close
      * timeout. Idempotent; never throws.
      */
     @Override
@@ -131,6 +154,8 @@ public interface PidClient extends AutoCloseable {
         private String cluster = ZkLayout.DEFAULT_CLUSTER;
         private ModuleKey module;
         private String redisAddress;
+        private String redisPassword;
+        private RedissonClient redisson;
         private PidListener listener;
         private String instancePrefix;
         private String host;
@@ -168,8 +193,9 @@ public interface PidClient extends AutoCloseable {
         }
 
         /**
-         * Redis for the quota ledger, {@code redis://host:port} or {@code rediss://host:port}. Not used
-         * by this version (see {@link PidClient#tryAcquire}).
+         * Redis for the quota ledger, {@code redis://host:port} or {@code rediss://host:port}: enables
+         * {@link PidClient#tryAcquire} and {@link PidClient#refund}. The client builds (and closes) its
+         * own Redisson client with {@code StringCodec}. Optional; see also {@link #redisson}.
          */
         public Builder redisAddress(String redisAddress) {
             requireArgument(
@@ -179,6 +205,28 @@ public interface PidClient extends AutoCloseable {
                     "redisAddress must start with redis:// or rediss://, was '%s'",
                     redisAddress);
             this.redisAddress = redisAddress;
+            this.redisson = null;
+            return this;
+        }
+
+        /** Password for {@link #redisAddress}, if Redis requires one. Never logged. */
+        public Builder redisPassword(String redisPassword) {
+            requireArgument(
+                    redisPassword != null && !redisPassword.isEmpty(),
+                    "redisPassword",
+                    "redisPassword must not be empty");
+            this.redisPassword = redisPassword;
+            return this;
+        }
+
+        /**
+         * A ready Redisson client for the quota ledger, instead of {@link #redisAddress} (e.g. for
+         * Redis Cluster or Sentinel). Its codec does not matter: the ledger uses strings explicitly.
+         * The SDK never shuts it down. The last of {@code redisAddress}/{@code redisson} wins.
+         */
+        public Builder redisson(RedissonClient redisson) {
+            this.redisson = requireNonNull(redisson, "redisson");
+            this.redisAddress = null;
             return this;
         }
 
@@ -331,6 +379,8 @@ public interface PidClient extends AutoCloseable {
                     new ZkLayout(cluster),
                     module,
                     redisAddress,
+                    redisPassword,
+                    redisson,
                     listener,
                     secretOpener,
                     instancePrefix,

@@ -140,18 +140,38 @@ class PidClientBuilderTest {
     }
 
     @Test
-    void quotaCallsSayTheyAreNotAvailableYet() {
+    void quotaCallsWithoutARedisAddressSayWhatIsMissing() {
         PidClient client = valid().build();
         try {
-            assertThatThrownBy(() -> client.tryAcquire(1))
-                    .isInstanceOf(UnsupportedOperationException.class)
-                    .hasMessageContaining("quota ledger");
-            assertThatThrownBy(() -> client.refund("d", "r", 1))
-                    .isInstanceOf(UnsupportedOperationException.class)
-                    .hasMessageContaining("quota ledger");
+            assertThatThrownBy(() -> client.tryAcquire(1)).isInstanceOfSatisfying(PidPoolException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE);
+                assertThat(e.getMessage()).contains("tryAcquire", "redisAddress");
+            });
+            assertThatThrownBy(() -> client.refund("d", "r", 1)).isInstanceOfSatisfying(PidPoolException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE);
+                assertThat(e.getMessage()).contains("refund", "redisAddress");
+            });
         } finally {
             client.close();
         }
+    }
+
+    @Test
+    void quotaCallsBeforeStartAreIllegalState() {
+        PidClient client = valid().redisAddress("redis://127.0.0.1:6379").build();
+        try {
+            assertThatThrownBy(() -> client.tryAcquire(1))
+                    .isInstanceOfSatisfying(
+                            PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE));
+        } finally {
+            client.close();
+        }
+    }
+
+    @Test
+    void redisSettingsAreValidated() {
+        rejects("redisPassword", b -> b.redisPassword(""));
+        rejects("redisson", b -> b.redisson(null));
     }
 
     @Test

@@ -7,12 +7,16 @@ import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import org.redisson.api.RedissonClient;
 
 /**
  * Everything {@link io.pidpool.client.PidClient.Builder} collected, validated. Public only because
  * the builder lives in another package; not an API.
  *
- * @param redisAddress {@code null} if not given (unused until the quota ledger arrives)
+ * @param redisAddress {@code null} if not given (then {@code redisson} or no quota)
+ * @param redisPassword {@code null}: none
+ * @param redisson {@code null}: build one from {@code redisAddress} (owned by the client); else the
+ *     caller's client, never closed by the SDK
  * @param instancePrefix {@code null}: derive from the host name
  * @param host {@code null}: resolve this machine's name at start
  * @param callbackExecutor {@code null}: the client owns a small pool
@@ -22,6 +26,8 @@ public record ClientSettings(
         ZkLayout layout,
         ModuleKey module,
         String redisAddress,
+        String redisPassword,
+        RedissonClient redisson,
         PidListener listener,
         SecretOpener secretOpener,
         String instancePrefix,
@@ -31,4 +37,10 @@ public record ClientSettings(
         Duration startTimeout,
         Duration closeTimeout,
         Ticker ticker,
-        Executor callbackExecutor) {}
+        Executor callbackExecutor) {
+
+    /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address or client was given). */
+    public boolean hasQuota() {
+        return redisAddress != null || redisson != null;
+    }
+}

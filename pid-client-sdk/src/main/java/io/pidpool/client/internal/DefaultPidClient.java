@@ -3,6 +3,7 @@ package io.pidpool.client.internal;
 import io.pidpool.client.Permit;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.Registration;
+import io.pidpool.client.quota.HeldPids;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.port.Ticker;
@@ -144,6 +145,27 @@ public final class DefaultPidClient implements PidClient {
     private volatile String host;
     private volatile String prefix;
     private volatile boolean heartbeatInFlight;
+    /**
+     * The ZooKeeper session the client is connected on, as last reported by a connection event (0 while
+     * suspended or lost): lets {@link #heldPids()} and the permit check compare sessions without
+     * calling into Curator. The lease's time bound does not depend on it.
+     */
+    private volatile long liveSessionId;
+    /** The quota ledger, once started with a Redis address; {@code null} otherwise. */
+    private volatile QuotaWiring quota;
+
+    /** The hold as the permit issuer sees it: the same snapshot and lease check as {@link #heldPids()}. */
+    private final HeldPids hold = new HeldPids() {
+        @Override
+        public Set<String> heldPids() {
+            return DefaultPidClient.this.heldPids();
+        }
+
+        @Override
+        public boolean leaseValid() {
+            return granting && lease.isValid(ticker.read(), liveSessionId);
+        }
+    };
 
     // state thread
     private final PidTracker tracker = new PidTracker();
@@ -204,6 +226,14 @@ public final class DefaultPidClient implements PidClient {
         state = State.REGISTERING;
         host = settings.host() != null ? settings.host() : localHostName();
         prefix = settings.instancePrefix() != null ? settings.instancePrefix() : prefixFrom(host);
+        if (settings.hasQuota()) {
+            try {
+                quota = QuotaWiring.open(settings, hold, prefix, host);
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
         curator.getConnectionStateListenable().addListener((client, newState) -> onConnectionState(newState));
         curator.start();
         Duration timeout = settings.startTimeout();
@@ -226,7 +256,7 @@ public final class DefaultPidClient implements PidClient {
 
     @Override
     public Set<String> heldPids() {
-        if (!granting || !lease.isValid(ticker.read(), zkSessionId())) {
+        if (!granting || !lease.isValid(ticker.read(), liveSessionId)) {
             return Set.of();
         }
         return heldSnapshot;
@@ -234,15 +264,25 @@ public final class DefaultPidClient implements PidClient {
 
     @Override
     public Optional<Permit> tryAcquire(long commands) {
-        throw new UnsupportedOperationException(
-                "tryAcquire needs the Redis quota ledger, which this version of the SDK does not have yet;"
-                        + " use heldPids() for allocation only");
+        return quota("tryAcquire").tryAcquire(commands);
     }
 
     @Override
     public void refund(String deductionId, String refundId, long commands) {
-        throw new UnsupportedOperationException(
-                "refund needs the Redis quota ledger, which this version of the SDK does not have yet");
+        quota("refund").refund(deductionId, refundId, commands);
+    }
+
+    private QuotaWiring quota(String operation) {
+        if (!settings.hasQuota()) {
+            throw PidPoolException.illegalState(
+                    "%s needs the quota ledger: build the client with PidClient.builder().redisAddress(\"redis://...\")",
+                    operation);
+        }
+        QuotaWiring q = quota;
+        if (q == null || lifecycle.get() != Lifecycle.STARTED) {
+            throw PidPoolException.illegalState("%s: the client is %s", operation, state());
+        }
+        return q;
     }
 
     @Override
@@ -264,6 +304,10 @@ public final class DefaultPidClient implements PidClient {
             return;
         }
         stop();
+        QuotaWiring q = quota;
+        if (q != null) {
+            q.stopGranting(); // first: no permit from here on, whatever the PIDs' state
+        }
         if (before == Lifecycle.STARTED) {
             long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
             CompletableFuture<Void> revoked = new CompletableFuture<>();
@@ -277,6 +321,9 @@ public final class DefaultPidClient implements PidClient {
             post(() -> leave(left));
             await(left, Math.max(deadline - System.nanoTime(), LEAVE_WAIT.toNanos()));
         }
+        if (q != null) {
+            q.release(); // after the PIDs were revoked: worker slot, ledger, Redisson
+        }
         shutdown();
     }
 
@@ -287,14 +334,19 @@ public final class DefaultPidClient implements PidClient {
         log.debug("ZooKeeper connection {}", newState);
         switch (newState) {
             case SUSPENDED, READ_ONLY -> {
+                liveSessionId = 0;
                 stop();
                 post(this::onSuspended);
             }
             case LOST -> {
+                liveSessionId = 0;
                 stop();
                 post(this::onLost);
             }
-            case CONNECTED, RECONNECTED -> post(this::onConnected);
+            case CONNECTED, RECONNECTED -> {
+                liveSessionId = zkSessionId();
+                post(this::onConnected);
+            }
         }
     }
 
@@ -605,6 +657,9 @@ public final class DefaultPidClient implements PidClient {
 
     /** State thread: carry out the tracker's decisions. */
     private void apply(List<Action> actions) {
+        // publish the held set before any callback is dispatched: a PID leaves heldPids() (and with it
+        // every permit check) before its onRevoked can start
+        publishHeld();
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
                 dispatch(x.pid(), false, () -> invoker.assign(x.view().node()));
@@ -619,12 +674,16 @@ public final class DefaultPidClient implements PidClient {
                 write(x);
             }
         }
+        publishHeld();
+        if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
+            drained.complete(null);
+        }
+    }
+
+    private void publishHeld() {
         Set<String> held = tracker.takeHeldIfChanged();
         if (held != null) {
             heldSnapshot = held;
-        }
-        if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
-            drained.complete(null);
         }
     }
 

@@ -175,16 +175,18 @@ class ClusterSnowflakeIdsIT {
         long lastBefore = maxTimestamp(first, before);
         first.close();
 
-        // 300 ms behind: a plain generator on this clock would reuse the predecessor's milliseconds
-        Clock slow = Clock.offset(Clock.systemUTC(), Duration.ofMillis(-300));
+        // 600 ms behind the predecessor's last id (anchored to it, so a slow machine does not erode
+        // the gap): a plain generator on this clock would reuse the predecessor's milliseconds
+        CuratorWorkerIdRegistry registryB = registry("owner-b");
+        Clock slow = Clock.offset(Clock.systemUTC(), Duration.ofMillis(lastBefore - System.currentTimeMillis() - 600));
+        assertThat(slow.millis()).isLessThan(lastBefore);
         ClusterSnowflakeIds second = track(ClusterSnowflakeIds.builder()
-                .registry(registry("owner-b"))
+                .registry(registryB)
                 .preferredWorkerId(9)
                 .clock(slow)
                 .build());
         long firstAfter = second.nextId();
 
-        assertThat(slow.millis()).isLessThan(lastBefore);
         assertThat(second.workerId()).hasValue(9);
         assertThat(second.decode(firstAfter).timestampMillis()).isGreaterThan(lastBefore);
         assertThat(firstAfter).isGreaterThan(Arrays.stream(before).max().orElseThrow());

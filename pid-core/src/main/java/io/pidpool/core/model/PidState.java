@@ -21,14 +21,16 @@ public enum PidState {
      */
     public boolean canFollow(PidState from) {
         return switch (this) {
-            // only as the first state of a node
-            case ADDING -> from == null;
+            // the first state of a node; re-sent unanswered by a new leader to stamp it with its epoch
+            // (the SDK ignores instructions older than the newest epoch it has seen)
+            case ADDING -> from == null || from == ADDING;
             case ADDED -> from == ADDING;
             // an update may be re-sent while the previous one is unanswered
             case UPDATING -> from == ADDED || from == UPDATED || from == UPDATING;
             case UPDATED -> from == UPDATING;
-            // a failed or unanswered ADDING/UPDATING is withdrawn by DELETING
-            case DELETING -> from == ADDING || from == ADDED || from == UPDATING || from == UPDATED;
+            // a failed or unanswered ADDING/UPDATING is withdrawn by DELETING; an unanswered DELETING
+            // is re-sent by a new leader to stamp it with its epoch
+            case DELETING -> from == ADDING || from == ADDED || from == UPDATING || from == UPDATED || from == DELETING;
             // DELETING answered, or a voluntary release: on close() the SDK revokes and writes
             // DELETED over whatever it had, so the leader may move the PID without the grace period
             case DELETED -> from != null && from != DELETED;

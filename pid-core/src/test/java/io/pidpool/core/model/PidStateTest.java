@@ -15,6 +15,8 @@ class PidStateTest {
         record Edge(PidState from, PidState to) {}
         Set<Edge> legal = Set.of(
                 new Edge(null, PidState.ADDING),
+                new Edge(PidState.ADDING, PidState.ADDING), // re-stamped by a new leader
+                new Edge(PidState.DELETING, PidState.DELETING), // re-stamped by a new leader
                 new Edge(PidState.ADDING, PidState.ADDED),
                 new Edge(PidState.ADDED, PidState.UPDATING),
                 new Edge(PidState.UPDATED, PidState.UPDATING),

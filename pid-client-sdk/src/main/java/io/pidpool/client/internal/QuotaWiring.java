@@ -1,0 +1,195 @@
+package io.pidpool.client.internal;
+
+import io.pidpool.client.Permit;
+import io.pidpool.client.ids.ClusterSnowflakeIds;
+import io.pidpool.client.ids.CuratorWorkerIdRegistry;
+import io.pidpool.client.quota.HeldPids;
+import io.pidpool.client.quota.PermitIssuer;
+import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.quota.MonthLedger;
+import io.pidpool.core.quota.RefundResult;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The quota side of a {@link DefaultPidClient}: a Redisson client (built from {@code redisAddress}
+ * with {@link StringCodec}, or the caller's), a {@link RedissonQuotaLedger}, Snowflake ids from a
+ * worker slot on a Curator client of its own ({@link CuratorWorkerIdRegistry} + {@link
+ * ClusterSnowflakeIds}) and a {@link PermitIssuer} whose {@link HeldPids} is the client's hold.
+ *
+ * <p>Life cycle: {@link #open} builds everything or nothing (a failure closes what was built). The
+ * client closes it in two steps: {@link #stopGranting()} before it revokes the PIDs, {@link
+ * #release()} after (worker slot, then ledger, then Redisson if owned).
+ *
+ * <p>Concurrency: {@link #tryAcquire} and {@link #refund} are thread-safe (the issuer is); the two
+ * close steps are called once each, by the closing thread.
+ */
+final class QuotaWiring {
+    private static final Logger log = LoggerFactory.getLogger(QuotaWiring.class);
+
+    private final RedissonClient redisson;
+    private final boolean ownsRedisson;
+    private final RedissonQuotaLedger ledger;
+    private final CuratorWorkerIdRegistry registry;
+    private final ClusterSnowflakeIds ids;
+    private final PermitIssuer issuer;
+
+    private QuotaWiring(
+            RedissonClient redisson,
+            boolean ownsRedisson,
+            RedissonQuotaLedger ledger,
+            CuratorWorkerIdRegistry registry,
+            ClusterSnowflakeIds ids,
+            PermitIssuer issuer) {
+        this.redisson = redisson;
+        this.ownsRedisson = ownsRedisson;
+        this.ledger = ledger;
+        this.registry = registry;
+        this.ids = ids;
+        this.issuer = issuer;
+    }
+
+    /**
+     * Connects to Redis and ZooKeeper (worker slot) for {@code settings}; {@code held} is the client's
+     * hold. The worker slot is taken now if possible (otherwise at the first permit).
+     *
+     * @throws PidPoolException {@code UNAVAILABLE} when Redis cannot be reached (nothing stays open)
+     */
+    static QuotaWiring open(ClientSettings settings, HeldPids held, String prefix, String host) {
+        RedissonClient redisson = settings.redisson();
+        boolean owns = redisson == null;
+        RedissonQuotaLedger ledger = null;
+        CuratorWorkerIdRegistry registry = null;
+        ClusterSnowflakeIds ids = null;
+        try {
+            if (owns) {
+                redisson = createRedisson(settings);
+            }
+            String clientId =
+                    prefix + "-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+            ledger = RedissonQuotaLedger.builder()
+                    .redisson(redisson)
+                    .cluster(settings.layout().cluster())
+                    .clientId(clientId)
+                    .ticker(settings.ticker())
+                    .build();
+            registry = CuratorWorkerIdRegistry.builder()
+                    .connectString(settings.connectString())
+                    .cluster(settings.layout().cluster())
+                    .host(host)
+                    .sessionTimeout(settings.sessionTimeout())
+                    .operationTimeout(settings.startTimeout())
+                    .build();
+            ids = ClusterSnowflakeIds.builder().registry(registry).build();
+            try {
+                ids.nextId(); // take the worker slot now rather than on the first permit
+            } catch (PidPoolException e) {
+                log.warn("No worker id yet (taken at the first permit): {}", e.getMessage());
+            }
+            ClusterSnowflakeIds source = ids;
+            PermitIssuer issuer = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(held)
+                    .ids(source::nextId)
+                    .ticker(settings.ticker())
+                    .build();
+            log.info("Quota ledger ready: {} on {}, {}", ledger, redisAddressForLog(settings), ids);
+            return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer);
+        } catch (RuntimeException e) {
+            closeQuietly(ids);
+            closeQuietly(registry);
+            closeQuietly(ledger);
+            if (owns && redisson != null) {
+                redisson.shutdown();
+            }
+            if (e instanceof PidPoolException p) {
+                throw p;
+            }
+            throw PidPoolException.unavailable(
+                    "could not connect to the quota ledger at " + redisAddressForLog(settings) + ": " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static String redisAddressForLog(ClientSettings settings) {
+        return settings.redisAddress() != null ? settings.redisAddress() : "the given Redisson client";
+    }
+
+    private static RedissonClient createRedisson(ClientSettings settings) {
+        Config config = new Config();
+        config.setCodec(StringCodec.INSTANCE); // never Kryo: other tools and the Lua scripts read the values
+        config.setThreads(4);
+        config.setNettyThreads(8);
+        config.useSingleServer()
+                .setAddress(settings.redisAddress())
+                .setPassword(settings.redisPassword())
+                .setClientName("pidpool-sdk")
+                .setConnectTimeout(3000)
+                .setTimeout(3000)
+                .setRetryAttempts(2)
+                .setRetryDelay(new org.redisson.config.ConstantDelay(Duration.ofMillis(200)))
+                .setConnectionMinimumIdleSize(2)
+                .setConnectionPoolSize(32)
+                .setPingConnectionInterval(1000);
+        return Redisson.create(config);
+    }
+
+    Optional<Permit> tryAcquire(long commands) {
+        MonthLedger.requireAmount(commands);
+        if (commands > Integer.MAX_VALUE) {
+            throw PidPoolException.invalid(
+                    "commands", "commands must be at most %d per permit, was %d", Integer.MAX_VALUE, commands);
+        }
+        return issuer.tryAcquire((int) commands);
+    }
+
+    void refund(String deductionId, String refundId, long commands) {
+        MonthLedger.requireAmount(commands);
+        if (commands > Integer.MAX_VALUE) {
+            throw PidPoolException.invalid(
+                    "commands", "commands must be at most %d per refund, was %d", Integer.MAX_VALUE, commands);
+        }
+        RefundResult result = issuer.refund(deductionId, refundId, (int) commands);
+        if (result instanceof RefundResult.RefundRejected rejected) {
+            throw rejected.toException();
+        }
+    }
+
+    /** Step 1 of close: no permit is granted from now on (callers get {@code ILLEGAL_STATE}). */
+    void stopGranting() {
+        closeQuietly(issuer);
+    }
+
+    /** Step 2 of close, after the PIDs were revoked: worker slot, ledger, then Redisson (if owned). */
+    void release() {
+        closeQuietly(ids);
+        closeQuietly(registry);
+        closeQuietly(ledger);
+        if (ownsRedisson) {
+            try {
+                redisson.shutdown();
+            } catch (RuntimeException e) {
+                log.warn("Closing the Redisson client failed: {}", e.toString());
+            }
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            log.warn("Closing {} failed: {}", c.getClass().getSimpleName(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,512 @@
+package io.pidpool.client.quota;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.client.quota.QuotaScripts.Call;
+import io.pidpool.client.quota.QuotaScripts.Script;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.port.QuotaLedger;
+import io.pidpool.core.port.Ticker;
+import io.pidpool.core.quota.DeductResult;
+import io.pidpool.core.quota.DeductResult.AlreadyGranted;
+import io.pidpool.core.quota.DeductResult.Granted;
+import io.pidpool.core.quota.DeductResult.Rejected;
+import io.pidpool.core.quota.MonthLedger;
+import io.pidpool.core.quota.QuotaMonth;
+import io.pidpool.core.quota.QuotaUsage;
+import io.pidpool.core.quota.RefundResult;
+import io.pidpool.core.quota.RefundResult.RefundApplied;
+import io.pidpool.core.quota.RefundResult.RefundDuplicate;
+import io.pidpool.core.quota.RefundResult.RefundRejected;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
+
+/**
+ * The {@link QuotaLedger} in Redis, through Redisson: every operation is one Lua script (see {@code
+ * docs/quota.md} and {@link QuotaKeys} for the key layout), so each call is atomic against every
+ * other call from any process, and nothing is read, changed in Java and written back.
+ *
+ * <ul>
+ *   <li>A deduction or refund record lives in the PID's month hash under its id ({@code d:<id>} with
+ *       amount, usage after, limit and refunded total; {@code r:<id>} with its deduction, amount and
+ *       answer), so a retry with the same id and content answers like the first time, and other
+ *       content is a conflict (seed 002's rule 4, also for deductions).
+ *   <li>Every deduction, refund and reset that changes the ledger appends one event to the shard's
+ *       stream in the same script, numbered by this client's per-shard sequence ({@link UsageEventLog}).
+ *   <li>Month hashes expire {@code retention} after the later of the month's end and the last write
+ *       to them.
+ *   <li>Values are plain strings ({@code StringCodec}); nothing is serialized with Kryo or Java
+ *       serialization, so redis-cli and other languages read the same data.
+ * </ul>
+ *
+ * Beyond the port it offers pipelined deductions ({@link #tryDeductAll}), permit-deduction lookup by
+ * id ({@link #pidOfDeduction}) and the client's {@link QuotaNearCache}, fed by every script answer.
+ *
+ * <p><b>Errors.</b> Bad input: {@code INVALID_ARGUMENT} naming the field, nothing sent to Redis.
+ * Redis unreachable or timing out: {@code UNAVAILABLE}; the call may or may not have taken effect,
+ * and repeating it with the same ids is safe (this is also what makes Redisson's own retries safe).
+ *
+ * <p><b>Concurrency.</b> Thread-safe and lock-free on the Java side; Redis serializes the scripts.
+ * The Redisson client belongs to the caller and is not closed by {@link #close()}.
+ */
+public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
+    public static final Duration DEFAULT_RETENTION = Duration.ofDays(100);
+    public static final Duration DEFAULT_OBSERVATION_MAX_AGE = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_META_TTL = Duration.ofSeconds(10);
+
+    private final RedissonClient redisson;
+    private final QuotaKeys keys;
+    private final String clientId;
+    private final String incarnation;
+    private final Clock clock;
+    private final Duration retention;
+    private final QuotaScripts scripts;
+    private final QuotaNearCache nearCache;
+    private final UsageEventLog events;
+
+    private RedissonQuotaLedger(Builder b) {
+        this.redisson = requireNonNull(b.redisson, "redisson");
+        this.keys = new QuotaKeys(b.cluster, b.shards);
+        this.clientId = Names.requireToken(b.clientId, "clientId");
+        this.incarnation = UUID.randomUUID().toString();
+        this.clock = b.clock;
+        this.retention = b.retention;
+        this.scripts = new QuotaScripts(redisson);
+        this.nearCache =
+                new QuotaNearCache(redisson, keys, b.ticker, b.maxObservationAge, b.metaTtl, b.reconnectionStrategy);
+        this.events = new UsageEventLog(keys, scripts);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public QuotaKeys keys() {
+        return keys;
+    }
+
+    /** Who this ledger's events are attributed to; a {@link Names} token. */
+    public String clientId() {
+        return clientId;
+    }
+
+    public QuotaNearCache nearCache() {
+        return nearCache;
+    }
+
+    /** The usage event log of this ledger's cluster. */
+    public UsageEventLog events() {
+        return events;
+    }
+
+    // ---- deductions
+
+    @Override
+    public DeductResult tryDeduct(String pid, QuotaMonth month, long amount, String deductionId) {
+        return tryDeduct(new DeductRequest(pid, month, amount, deductionId, false));
+    }
+
+    /** One deduction, one script. */
+    public DeductResult tryDeduct(DeductRequest r) {
+        requireNonNull(r, "request");
+        int shard = keys.shardOf(r.pid());
+        List<Object> k = new ArrayList<>(5);
+        k.add(keys.pids(shard));
+        k.add(keys.usage(r.pid(), r.month()));
+        k.add(keys.events(shard));
+        k.add(keys.sequences(shard));
+        if (r.indexed()) {
+            k.add(keys.deductionIndex(shard, r.month()));
+        }
+        List<Object> reply = scripts.run(
+                Script.DEDUCT,
+                k,
+                r.pid(),
+                r.month().key(),
+                r.deductionId(),
+                Long.toString(r.amount()),
+                expireAt(r.month()),
+                clientId,
+                incarnation);
+        return deductResult(r, reply, 0);
+    }
+
+    /**
+     * Many deductions in one pipelined round trip: one batch script per shard, all shards' scripts in
+     * one Redisson {@link org.redisson.api.RBatch}. Each deduction is decided exactly as by {@link
+     * #tryDeduct(DeductRequest)}, in list order within a shard; a deduction id repeated in the list
+     * answers {@link AlreadyGranted} the second time. Returns the answers in the order asked.
+     */
+    public List<DeductResult> tryDeductAll(List<DeductRequest> requests) {
+        requireNonNull(requests, "requests");
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        Map<Integer, List<Integer>> byShard = new LinkedHashMap<>();
+        for (int i = 0; i < requests.size(); i++) {
+            DeductRequest r = requireNonNull(requests.get(i), "request");
+            byShard.computeIfAbsent(keys.shardOf(r.pid()), s -> new ArrayList<>())
+                    .add(i);
+        }
+        List<Call> calls = new ArrayList<>(byShard.size());
+        for (Map.Entry<Integer, List<Integer>> e : byShard.entrySet()) {
+            int shard = e.getKey();
+            List<Integer> idx = e.getValue();
+            List<Object> k = new ArrayList<>(3 + 2 * idx.size());
+            k.add(keys.pids(shard));
+            k.add(keys.events(shard));
+            k.add(keys.sequences(shard));
+            Object[] args = new Object[3 + 4 * idx.size()];
+            args[0] = clientId;
+            args[1] = incarnation;
+            // one expiry for the whole call: the latest month's (a batch normally has one month)
+            QuotaMonth latest = requests.get(idx.get(0)).month();
+            int a = 3;
+            for (int i : idx) {
+                DeductRequest r = requests.get(i);
+                k.add(keys.usage(r.pid(), r.month()));
+                k.add(keys.deductionIndex(shard, r.month()));
+                args[a++] = r.pid();
+                args[a++] = r.month().key();
+                args[a++] = r.deductionId();
+                args[a++] = Long.toString(r.amount());
+                if (r.month().compareTo(latest) > 0) {
+                    latest = r.month();
+                }
+            }
+            args[2] = expireAt(latest);
+            calls.add(new Call(Script.DEDUCT_BATCH, k, args));
+        }
+        List<Object> replies = scripts.runBatch(calls);
+        DeductResult[] out = new DeductResult[requests.size()];
+        int c = 0;
+        for (List<Integer> idx : byShard.values()) {
+            @SuppressWarnings("unchecked")
+            List<Object> reply = (List<Object>) replies.get(c++);
+            for (int j = 0; j < idx.size(); j++) {
+                int i = idx.get(j);
+                out[i] = deductResult(requests.get(i), reply, 8 * j);
+            }
+        }
+        return List.of(out);
+    }
+
+    private DeductResult deductResult(DeductRequest r, List<Object> reply, int at) {
+        int code = num(reply, at);
+        long used = lng(reply, at + 4);
+        long limit = lng(reply, at + 5);
+        long epoch = lng(reply, at + 6);
+        nearCache.observe(r.pid(), r.month(), used, limit, epoch);
+        return switch (code) {
+            case 1 ->
+                new Granted(r.pid(), r.month(), r.deductionId(), r.amount(), lng(reply, at + 2), lng(reply, at + 3));
+            case 2 ->
+                new AlreadyGranted(new Granted(
+                        r.pid(),
+                        r.month(),
+                        r.deductionId(),
+                        lng(reply, at + 1),
+                        lng(reply, at + 2),
+                        lng(reply, at + 3)));
+            case 3 ->
+                new Rejected(
+                        r.pid(),
+                        r.month(),
+                        r.deductionId(),
+                        r.amount(),
+                        DeductResult.Reason.DEDUCTION_ID_CONFLICT,
+                        used,
+                        limit);
+            case 4 ->
+                new Rejected(
+                        r.pid(),
+                        r.month(),
+                        r.deductionId(),
+                        r.amount(),
+                        DeductResult.Reason.QUOTA_EXHAUSTED,
+                        used,
+                        limit);
+            default -> throw PidPoolException.illegalState("deduct script answered unknown code %d", code);
+        };
+    }
+
+    // ---- refunds
+
+    @Override
+    public RefundResult refund(String pid, QuotaMonth month, String deductionId, String refundId, long amount) {
+        Names.requirePidId(pid, "pid");
+        requireNonNull(month, "month");
+        Names.requireToken(deductionId, "deductionId");
+        Names.requireToken(refundId, "refundId");
+        MonthLedger.requireAmount(amount);
+        int shard = keys.shardOf(pid);
+        List<Object> reply = scripts.run(
+                Script.REFUND,
+                List.of(keys.pids(shard), keys.usage(pid, month), keys.events(shard), keys.sequences(shard)),
+                pid,
+                month.key(),
+                deductionId,
+                refundId,
+                Long.toString(amount),
+                expireAt(month),
+                clientId,
+                incarnation);
+        int code = num(reply, 0);
+        nearCache.observe(pid, month, lng(reply, 5), lng(reply, 6), lng(reply, 7));
+        return switch (code) {
+            case 1 ->
+                new RefundApplied(
+                        pid, month, deductionId, refundId, amount, lng(reply, 2), lng(reply, 3), lng(reply, 4));
+            case 2 ->
+                new RefundDuplicate(new RefundApplied(
+                        pid, month, deductionId, refundId, lng(reply, 1), lng(reply, 2), lng(reply, 3), lng(reply, 4)));
+            case 3 ->
+                refundRejected(
+                        pid, month, deductionId, refundId, amount, RefundResult.Reason.REFUND_ID_CONFLICT, reply);
+            case 4 ->
+                refundRejected(pid, month, deductionId, refundId, amount, RefundResult.Reason.UNKNOWN_DEDUCTION, reply);
+            case 5 ->
+                refundRejected(pid, month, deductionId, refundId, amount, RefundResult.Reason.EXCEEDS_DEDUCTION, reply);
+            default -> throw PidPoolException.illegalState("refund script answered unknown code %d", code);
+        };
+    }
+
+    private static RefundRejected refundRejected(
+            String pid,
+            QuotaMonth month,
+            String deductionId,
+            String refundId,
+            long amount,
+            RefundResult.Reason reason,
+            List<Object> reply) {
+        return new RefundRejected(pid, month, deductionId, refundId, amount, reason, lng(reply, 2), lng(reply, 3));
+    }
+
+    /**
+     * The PID of a deduction made with {@link DeductRequest#indexed()} in {@code month} on {@code
+     * shard}, if Redis still has it (index entries expire with the month's data).
+     */
+    public Optional<String> pidOfDeduction(int shard, QuotaMonth month, String deductionId) {
+        keys.requireShard(shard);
+        requireNonNull(month, "month");
+        Names.requireToken(deductionId, "deductionId");
+        Object pid = scripts.runValue(Script.INDEX_LOOKUP, List.of(keys.deductionIndex(shard, month)), deductionId);
+        return pid instanceof String s ? Optional.of(s) : Optional.empty();
+    }
+
+    // ---- reads and operator writes
+
+    @Override
+    public QuotaUsage usage(String pid, QuotaMonth month) {
+        Names.requirePidId(pid, "pid");
+        requireNonNull(month, "month");
+        int shard = keys.shardOf(pid);
+        List<Object> reply = scripts.run(Script.USAGE, List.of(keys.pids(shard), keys.usage(pid, month)), pid);
+        long used = lng(reply, 0);
+        long limit = lng(reply, 1);
+        nearCache.observe(pid, month, used, limit, lng(reply, 2));
+        return new QuotaUsage(pid, month, used, limit);
+    }
+
+    /**
+     * Sets the limit and bumps the PID's epoch in one script, then broadcasts the change to every
+     * client's near cache through the map API (see {@link QuotaNearCache}).
+     */
+    @Override
+    public void setLimit(String pid, long hardLimit) {
+        Names.requirePidId(pid, "pid");
+        MonthLedger.requireLimit(hardLimit);
+        int shard = keys.shardOf(pid);
+        String value = scripts.runValue(Script.SET_LIMIT, List.of(keys.pids(shard)), pid, Long.toString(hardLimit));
+        broadcast(pid, value);
+    }
+
+    /**
+     * Forgets the month's usage, deductions and refunds, bumps the PID's epoch and appends a reset
+     * event, in one script; then broadcasts the epoch change to every client's near cache.
+     */
+    @Override
+    public void reset(String pid, QuotaMonth month) {
+        Names.requirePidId(pid, "pid");
+        requireNonNull(month, "month");
+        int shard = keys.shardOf(pid);
+        List<Object> reply = scripts.run(
+                Script.RESET,
+                List.of(keys.pids(shard), keys.usage(pid, month), keys.events(shard), keys.sequences(shard)),
+                pid,
+                month.key(),
+                clientId,
+                incarnation);
+        broadcast(pid, (String) reply.get(0));
+    }
+
+    /**
+     * If this throws, the change itself is done but not broadcast: other clients trust their old
+     * observations for at most maxObservationAge / metaTtl. Repeating the call broadcasts again.
+     */
+    private void broadcast(String pid, String value) {
+        nearCache.publish(pid, value);
+    }
+
+    /** Checks (and on first use records) the shard count in Redis; all processes must agree. */
+    RedissonQuotaLedger start() {
+        scripts.loadAll();
+        String mine = "shards=" + keys.shards();
+        String recorded = scripts.runValue(Script.LAYOUT, List.of(keys.layout()), mine);
+        if (!mine.equals(recorded)) {
+            throw PidPoolException.illegalState(
+                    "cluster %s is laid out in Redis as '%s' but this process uses '%s': every process of a"
+                            + " cluster must use the same shard count",
+                    keys.cluster(), recorded, mine);
+        }
+        return this;
+    }
+
+    /** Unix seconds at which a month's keys expire: retention after the later of its end and now. */
+    private String expireAt(QuotaMonth month) {
+        // the month's end in UTC plus a day covers every zone a MonthlyWindow may use
+        Instant end = month.next()
+                .value()
+                .atDay(1)
+                .atStartOfDay()
+                .toInstant(ZoneOffset.UTC)
+                .plus(Duration.ofDays(1));
+        Instant now = clock.instant();
+        Instant base = end.isAfter(now) ? end : now;
+        return Long.toString(base.plus(retention).getEpochSecond());
+    }
+
+    private static int num(List<Object> reply, int i) {
+        return (int) lng(reply, i);
+    }
+
+    private static long lng(List<Object> reply, int i) {
+        Object v = reply.get(i);
+        if (v instanceof Long l) {
+            return l;
+        }
+        if (v instanceof String s) {
+            return Long.parseLong(s);
+        }
+        throw PidPoolException.illegalState("script answered %s at %d, expected a number", v, i);
+    }
+
+    /** Releases the near cache's local maps and subscriptions; the Redisson client stays open. */
+    @Override
+    public void close() {
+        nearCache.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RedissonQuotaLedger[" + keys + ", client=" + clientId + "]";
+    }
+
+    /** Builds a {@link RedissonQuotaLedger}. Not thread-safe; use it on one thread and drop it. */
+    public static final class Builder {
+        private RedissonClient redisson;
+        private String cluster = "default";
+        private int shards = QuotaKeys.DEFAULT_SHARDS;
+        private String clientId;
+        private Clock clock = Clock.systemUTC();
+        private Ticker ticker = Ticker.system();
+        private Duration retention = DEFAULT_RETENTION;
+        private Duration maxObservationAge = DEFAULT_OBSERVATION_MAX_AGE;
+        private Duration metaTtl = DEFAULT_META_TTL;
+        private ReconnectionStrategy reconnectionStrategy = ReconnectionStrategy.CLEAR;
+
+        private Builder() {}
+
+        /** Required; owned by the caller. */
+        public Builder redisson(RedissonClient redisson) {
+            this.redisson = requireNonNull(redisson, "redisson");
+            return this;
+        }
+
+        /** The PidPool cluster name (a {@link Names} token); default {@code default}. */
+        public Builder cluster(String cluster) {
+            this.cluster = Names.requireToken(cluster, "cluster");
+            return this;
+        }
+
+        /** Number of shards (1..1024), the same in every process of the cluster; default 16. */
+        public Builder shards(int shards) {
+            this.shards = shards;
+            return this;
+        }
+
+        /** Required: who the events of this ledger are attributed to (e.g. the instance id). */
+        public Builder clientId(String clientId) {
+            this.clientId = Names.requireToken(clientId, "clientId");
+            return this;
+        }
+
+        /** Wall clock for key expiry; default UTC system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Monotonic time for the near cache's observation age; default {@link Ticker#system()}. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /** How long month keys outlive the month (and the last write); default 100 days. */
+        public Builder retention(Duration retention) {
+            requireNonNull(retention, "retention");
+            requireArgument(retention.compareTo(Duration.ofDays(1)) >= 0, "retention", "retention must be >= 1 day");
+            this.retention = retention;
+            return this;
+        }
+
+        /** How long a script's answer may be trusted to say "not enough" locally; default 1 s. */
+        public Builder maxObservationAge(Duration maxObservationAge) {
+            requireNonNull(maxObservationAge, "maxObservationAge");
+            requireArgument(!maxObservationAge.isNegative(), "maxObservationAge", "must be >= 0");
+            this.maxObservationAge = maxObservationAge;
+            return this;
+        }
+
+        /** How long the near cache keeps a PID's limit entry without hearing from Redis; default 10 s. */
+        public Builder metaTtl(Duration metaTtl) {
+            requireNonNull(metaTtl, "metaTtl");
+            requireArgument(!metaTtl.isNegative() && !metaTtl.isZero(), "metaTtl", "must be > 0");
+            this.metaTtl = metaTtl;
+            return this;
+        }
+
+        /**
+         * What the near cache does when its subscription comes back after a disconnect; default (and
+         * the only safe choice) {@link ReconnectionStrategy#CLEAR}. Tests set {@code NONE} to show why.
+         */
+        Builder reconnectionStrategy(ReconnectionStrategy strategy) {
+            this.reconnectionStrategy = requireNonNull(strategy, "reconnectionStrategy");
+            return this;
+        }
+
+        /**
+         * Builds the ledger, loads its scripts and checks the cluster's shard count in Redis.
+         *
+         * @throws PidPoolException {@code UNAVAILABLE} when Redis cannot be reached, {@code
+         *     ILLEGAL_STATE} when Redis records another shard count for this cluster
+         */
+        public RedissonQuotaLedger build() {
+            requireArgument(clientId != null, "clientId", "clientId is required");
+            return new RedissonQuotaLedger(this).start();
+        }
+    }
+}

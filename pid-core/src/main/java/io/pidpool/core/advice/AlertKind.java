@@ -1,0 +1,30 @@
+package io.pidpool.core.advice;
+
+/** What an {@link Alert} is about; each kind is raised by one rule of {@link AlertRules}. */
+public enum AlertKind {
+    /** A PID used at least a threshold share of its monthly quota (the highest threshold crossed). */
+    PID_UTILISATION(true),
+    /** A module's PIDs used at least a threshold share of their quotas together. */
+    MODULE_UTILISATION(false),
+    /** A module's projected overage cost is above the configured amount. */
+    PROJECTED_OVERAGE(false),
+    /** A module's projected demand exceeds the hard limits of its ACTIVE PIDs: it would be refused. */
+    PROJECTED_REFUSAL(false),
+    /** A PID is in cooldown after login failures or conflicts (account health). */
+    PID_COOLDOWN(true),
+    /** The planner's mass-failure brake is engaged in a module (maintenance mode). */
+    BRAKE_ENGAGED(false),
+    /** More PID alerts were due than the policy's cap: this one counts the rest. */
+    PID_ALERTS_TRUNCATED(false);
+
+    private final boolean aboutPid;
+
+    AlertKind(boolean aboutPid) {
+        this.aboutPid = aboutPid;
+    }
+
+    /** Whether the subject is a PID (such alerts count against {@link AlertPolicy#maxPidAlerts()}). */
+    public boolean aboutPid() {
+        return aboutPid;
+    }
+}

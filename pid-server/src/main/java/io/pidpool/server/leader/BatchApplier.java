@@ -1,0 +1,169 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.port.SealedOperation;
+import io.pidpool.core.port.SealedPidSpec;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Applies one operator batch to the database, exactly once.
+ *
+ * <p>Everything happens in one transaction: {@code markDealing} first (it locks the batch row, and
+ * refuses a batch that is already final or was last moved by a newer epoch), then each operation in
+ * order, then {@code finish} with one result per operation. So the batch's effects and its final
+ * status commit together or not at all: a leader that dies mid-batch leaves nothing behind, and its
+ * successor applies the batch from scratch; two leaders racing on one batch are serialised by the row
+ * lock, and the second one finds it final and skips it.
+ *
+ * <p>Each operation is all or nothing and fails alone (its result says why); the batch is DEALED if any
+ * operation succeeded, FAILED if none did. The ZooKeeper side follows from the database by
+ * reconciliation: this class only returns the {@link DbChange}s to replay into the leader's view.
+ *
+ * <p>Concurrency: stateless; runs on the leader's serial executor.
+ */
+final class BatchApplier {
+    /** What applying a batch committed. */
+    record Applied(BatchRecord batch, List<DbChange> changes) {}
+
+    private final Repositories repos;
+    private final QuotaResetHook quota;
+    private final Runnable insideTransaction;
+
+    /** @param insideTransaction test hook, run after the batch row is locked, before any effect */
+    BatchApplier(Repositories repos, QuotaResetHook quota, Runnable insideTransaction) {
+        this.repos = repos;
+        this.quota = quota;
+        this.insideTransaction = insideTransaction;
+    }
+
+    /** Applies the batch; empty if it was already final (applied by an earlier leader). */
+    Optional<Applied> apply(BatchId id, Epoch epoch) {
+        try {
+            return Optional.of(repos.transactor().inTransaction(() -> {
+                BatchRecord batch = repos.operations().markDealing(id, epoch);
+                insideTransaction.run();
+                List<DbChange> changes = new ArrayList<>();
+                List<OperationResult> results = new ArrayList<>();
+                for (int i = 0; i < batch.operations().size(); i++) {
+                    results.add(applyOne(i, batch.operations().get(i), changes));
+                }
+                boolean any = results.stream().anyMatch(OperationResult::ok);
+                BatchRecord done =
+                        repos.operations().finish(id, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
+                return new Applied(done, changes);
+            }));
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.ILLEGAL_STATE) {
+                return Optional.empty(); // final already: DEALING may not follow DEALED or FAILED
+            }
+            throw e;
+        }
+    }
+
+    private OperationResult applyOne(int index, SealedOperation op, List<DbChange> changes) {
+        List<DbChange> mine = new ArrayList<>();
+        try {
+            String message = apply(op, mine);
+            changes.addAll(mine);
+            return new OperationResult(index, true, message);
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.FENCED || e.code() == ErrorCode.UNAVAILABLE) {
+                throw e; // not about this operation: the whole batch must wait
+            }
+            return OperationResult.failed(index, e.getMessage());
+        }
+    }
+
+    private String apply(SealedOperation op, List<DbChange> changes) {
+        if (op instanceof SealedOperation.Add add) {
+            Map<String, PidAccount> existing = existing(add.pidIds());
+            if (!existing.isEmpty()) {
+                throw PidPoolException.conflict("pids", "already exist: %s", new TreeSet<>(existing.keySet()));
+            }
+            ensureModule(add.module(), changes);
+            List<PidAccount> accounts = add.pids().stream()
+                    .map(spec -> spec.toAccount(add.module()))
+                    .toList();
+            repos.pids().insertAll(accounts);
+            accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
+            return "added " + accounts.size();
+        } else if (op instanceof SealedOperation.Update update) {
+            Map<String, PidAccount> existing = requireAll(update.pidIds());
+            List<PidAccount> accounts = new ArrayList<>();
+            for (SealedPidSpec spec : update.pids()) {
+                accounts.add(spec.applyTo(existing.get(spec.id())));
+            }
+            repos.pids().updateAll(accounts);
+            accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
+            return "updated " + accounts.size();
+        } else if (op instanceof SealedOperation.Delete delete) {
+            requireAll(delete.pidIds());
+            repos.pids().deleteAll(delete.pidIds());
+            delete.pidIds().forEach(id -> changes.add(new DbChange.PidRemoved(id)));
+            return "deleted " + delete.pidIds().size();
+        } else if (op instanceof SealedOperation.Migrate migrate) {
+            Map<String, PidAccount> existing = requireAll(migrate.pidIds());
+            ensureModule(migrate.to(), changes);
+            List<PidAccount> accounts = existing.values().stream()
+                    .map(a -> a.withModule(migrate.to()))
+                    .toList();
+            repos.pids().updateAll(accounts);
+            accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
+            return "migrated " + accounts.size() + " to " + migrate.to();
+        } else if (op instanceof SealedOperation.ResetQuota reset) {
+            requireAll(reset.pidIds());
+            quota.resetQuota(reset.pidIds());
+            return "quota reset of " + reset.pidIds().size() + " recorded";
+        } else if (op instanceof SealedOperation.SetServers set) {
+            ModuleConfig config = repos.modules()
+                    .find(set.module())
+                    .map(c -> new ModuleConfig(
+                            c.key(), set.servers(), set.monthlyDemand(), c.minPerInstance(), c.instanceWeights()))
+                    .orElseGet(() -> new ModuleConfig(set.module(), set.servers(), set.monthlyDemand(), 0, Map.of()));
+            repos.modules().put(config);
+            changes.add(new DbChange.ModulePut(config));
+            return "servers of " + set.module() + " set to " + set.servers();
+        }
+        throw PidPoolException.invalid("operation", "unknown operation %s", op.type());
+    }
+
+    private Map<String, PidAccount> existing(List<String> ids) {
+        Map<String, PidAccount> found = new HashMap<>();
+        repos.pids().findAll(ids).forEach(a -> found.put(a.id(), a));
+        return found;
+    }
+
+    private Map<String, PidAccount> requireAll(List<String> ids) {
+        Map<String, PidAccount> found = existing(ids);
+        if (found.size() != ids.size()) {
+            Set<String> missing = new TreeSet<>(ids);
+            missing.removeAll(found.keySet());
+            throw PidPoolException.notFound("pids", "unknown PIDs: %s", missing);
+        }
+        return found;
+    }
+
+    private void ensureModule(ModuleKey key, List<DbChange> changes) {
+        if (repos.modules().find(key).isEmpty()) {
+            ModuleConfig config = ModuleConfig.of(key, 1);
+            repos.modules().put(config);
+            changes.add(new DbChange.ModulePut(config));
+        }
+    }
+}

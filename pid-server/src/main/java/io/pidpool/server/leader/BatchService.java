@@ -1,0 +1,233 @@
+package io.pidpool.server.leader;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.OperationBatch;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.AuditEntry;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.protocol.NotifySignal;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Operator batches as any server accepts them (seed 000's follower path, made safe): {@link #submit}
+ * seals the passwords, records the batch PENDING together with its audit row, and raises
+ * {@code /notify} to DEALING; the leader applies it (exactly once, see {@link BatchApplier}) and
+ * answers DEALED. {@link #await} lets a request wait for the outcome: waiters on this server share one
+ * {@code /notify} watcher and one poll of the database (coalesced, as seed 003's lock waiters), so
+ * a thousand waiting requests cost one query per poll.
+ *
+ * <p>Concurrency: thread-safe. {@code this} guards the waiter table; database reads for waiters run
+ * on the node's I/O scheduler, never on the leader's executor.
+ */
+public final class BatchService {
+    private static final Logger log = LoggerFactory.getLogger(BatchService.class);
+    private static final int TORN_READ_ATTEMPTS = 5;
+
+    private final Repositories repos;
+    private final Function<String, SealedSecret> sealer;
+    private final LongSupplier ids;
+    private final Clock clock;
+    private final Consumer<NotifySignal> notify;
+    private final ScheduledExecutorService io;
+    private final Duration pollInterval;
+    private final Map<BatchId, List<CompletableFuture<BatchRecord>>> waiters = new TreeMap<>();
+    private ScheduledFuture<?> poller;
+
+    BatchService(
+            Repositories repos,
+            Function<String, SealedSecret> sealer,
+            LongSupplier ids,
+            Clock clock,
+            Consumer<NotifySignal> notify,
+            ScheduledExecutorService io,
+            Duration pollInterval) {
+        this.repos = repos;
+        this.sealer = sealer;
+        this.ids = ids;
+        this.clock = clock;
+        this.notify = notify;
+        this.io = io;
+        this.pollInterval = pollInterval;
+    }
+
+    /**
+     * Validates, seals and records a batch, then wakes the leader. Returns once the batch is stored:
+     * from then on it will be applied exactly once, whatever happens to the leader.
+     *
+     * @throws io.pidpool.core.error.PidPoolException INVALID_ARGUMENT (nothing stored) for a bad
+     *     batch, UNAVAILABLE if the database cannot be reached
+     */
+    public BatchId submit(List<Operation> operations, String requestedBy) {
+        requireNonNull(operations, "operations");
+        requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
+        BatchId id = new BatchId(ids.getAsLong());
+        OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
+        BatchRecord record = BatchRecord.pending(batch, sealer);
+        AuditEntry audit = new AuditEntry(
+                ids.getAsLong(), clock.instant(), requestedBy, "batch.accepted", id.toString(), summary(operations));
+        repos.transactor().useTransaction(() -> {
+            repos.operations().append(record);
+            repos.audit().append(audit);
+        });
+        try {
+            notify.accept(new NotifySignal(NotifySignal.Phase.DEALING, id));
+        } catch (RuntimeException e) {
+            // the leader polls the table as well: the batch is safe, only slower
+            log.warn("batch {} recorded, but /notify could not be raised: {}", id, e.getMessage());
+        }
+        return id;
+    }
+
+    private static String summary(List<Operation> operations) {
+        Map<String, Integer> counts = new TreeMap<>();
+        for (Operation op : operations) {
+            counts.merge(
+                    op.type().name(), op.pidIds().isEmpty() ? 1 : op.pidIds().size(), Integer::sum);
+        }
+        return operations.size() + " operations " + counts;
+    }
+
+    /** The batch as stored now. */
+    public Optional<BatchRecord> get(BatchId id) {
+        requireNonNull(id, "id");
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return repos.operations().find(id);
+            } catch (PidPoolException e) {
+                // a read racing the leader's commit can come out torn (seen on H2: status DEALED but
+                // the results not yet visible), which the record refuses as INVALID_ARGUMENT; the
+                // commit is atomic, so reading again gives a consistent picture
+                if (e.code() != ErrorCode.INVALID_ARGUMENT || attempt >= TORN_READ_ATTEMPTS) {
+                    throw e;
+                }
+                log.debug("batch {} read torn ({}); reading again", id, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Completes with the batch once it is DEALED or FAILED, or with its current state when
+     * {@code timeout} passes first (check {@link BatchRecord#status()}). NOT_FOUND for an unknown id.
+     */
+    public CompletableFuture<BatchRecord> await(BatchId id, Duration timeout) {
+        BatchRecord now = get(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
+        if (now.status().isFinal()) {
+            return CompletableFuture.completedFuture(now);
+        }
+        var future = new CompletableFuture<BatchRecord>();
+        synchronized (this) {
+            waiters.computeIfAbsent(id, k -> new ArrayList<>()).add(future);
+            if (poller == null) {
+                long millis = Math.max(1, pollInterval.toMillis());
+                poller = io.scheduleWithFixedDelay(this::check, millis, millis, TimeUnit.MILLISECONDS);
+            }
+        }
+        io.schedule(() -> expire(id, future), Math.max(0, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        return future;
+    }
+
+    /** How many requests wait right now (for tests and metrics). */
+    public synchronized int waiting() {
+        return waiters.values().stream().mapToInt(List::size).sum();
+    }
+
+    /** {@code /notify} changed: look at the waited-for batches now. */
+    void signalled() {
+        synchronized (this) {
+            if (waiters.isEmpty()) {
+                return;
+            }
+        }
+        io.execute(this::check);
+    }
+
+    private void check() {
+        List<BatchId> ids;
+        synchronized (this) {
+            ids = List.copyOf(waiters.keySet());
+        }
+        for (BatchId id : ids) {
+            BatchRecord record;
+            try {
+                record = get(id).orElse(null);
+            } catch (RuntimeException e) {
+                log.debug("batch poll failed: {}", e.getMessage());
+                return;
+            }
+            if (record != null && record.status().isFinal()) {
+                complete(id, record);
+            }
+        }
+    }
+
+    private void complete(BatchId id, BatchRecord record) {
+        List<CompletableFuture<BatchRecord>> done;
+        synchronized (this) {
+            done = waiters.remove(id);
+            stopPollingIfIdle();
+        }
+        if (done != null) {
+            done.forEach(f -> f.complete(record));
+        }
+    }
+
+    private void expire(BatchId id, CompletableFuture<BatchRecord> future) {
+        if (future.isDone()) {
+            return;
+        }
+        synchronized (this) {
+            List<CompletableFuture<BatchRecord>> list = waiters.get(id);
+            if (list != null) {
+                list.remove(future);
+                if (list.isEmpty()) {
+                    waiters.remove(id);
+                }
+            }
+            stopPollingIfIdle();
+        }
+        try {
+            future.complete(get(id).orElse(null));
+        } catch (RuntimeException e) {
+            future.completeExceptionally(e);
+        }
+    }
+
+    private void stopPollingIfIdle() {
+        if (waiters.isEmpty() && poller != null) {
+            poller.cancel(false);
+            poller = null;
+        }
+    }
+
+    void close() {
+        List<CompletableFuture<BatchRecord>> all = new ArrayList<>();
+        synchronized (this) {
+            waiters.values().forEach(all::addAll);
+            waiters.clear();
+            stopPollingIfIdle();
+        }
+        all.forEach(f -> f.completeExceptionally(PidPoolException.unavailable("the server is shutting down", null)));
+    }
+}

@@ -1,0 +1,68 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.model.Assignment;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A change of the leader's own bookkeeping ({@link LeaderState}). Decisions return records; only
+ * {@link LeaderState#replay(LeaderRecord)} applies them (Kafka's group-coordinator shape), so there is
+ * one code path that changes the state.
+ */
+public sealed interface LeaderRecord {
+    record WriteIssued(Intent intent) implements LeaderRecord {}
+
+    record WriteSettled(Intent intent) implements LeaderRecord {}
+
+    /**
+     * The instance's ephemeral node was seen gone at {@code atNanos}; {@code sessionId} is the session
+     * it had (0 if this leader never saw it and none of its nodes names one).
+     */
+    record Departed(InstanceKey key, long atNanos, long sessionId) implements LeaderRecord {}
+
+    /** The instance's ephemeral node is there, owned by this session. */
+    record Seen(InstanceKey key, long sessionId) implements LeaderRecord {}
+
+    /** The instance's ephemeral node is there (again). */
+    record Returned(InstanceKey key) implements LeaderRecord {}
+
+    /** Nothing of the instance is left in the tree. */
+    record Forgotten(InstanceKey key) implements LeaderRecord {}
+
+    /** An instruction node (path + incarnation/version key) was first seen unanswered at {@code atNanos}. */
+    record InstructionSeen(String key, long atNanos) implements LeaderRecord {}
+
+    record InstructionsForgotten(Collection<String> keys) implements LeaderRecord {}
+
+    /** An ADDING of {@code pid} failed (error ack or no answer); it is not offered again before {@code retryAtNanos}. */
+    record AddFailed(String pid, InstanceKey at, String reason, long retryAtNanos) implements LeaderRecord {}
+
+    /** {@code pid} was acknowledged ADDED: its failure count starts over. */
+    record AddSucceeded(String pid) implements LeaderRecord {}
+
+    record CooldownStarted(String pid, long untilNanos) implements LeaderRecord {}
+
+    record CooldownEnded(String pid) implements LeaderRecord {}
+
+    /** The database holds exactly these assignment rows (read at election or by a reconciliation pass). */
+    record RowsLoaded(List<Assignment> rows) implements LeaderRecord {}
+
+    /** The database now holds these assignment rows (and no longer those of {@code removed}). */
+    record RowsWritten(List<Assignment> upserts, Set<String> removed) implements LeaderRecord {}
+
+    /** The leader wrote DELETING to this node (so a DELETED there is an answer, not a goodbye). */
+    record RevokeSent(String path) implements LeaderRecord {}
+
+    record RevokesForgotten(Collection<String> paths) implements LeaderRecord {}
+
+    /**
+     * The instance answered DELETED where nobody asked: it is closing (it revokes everything, then
+     * deletes its ephemeral node). It gets no new PIDs for a while.
+     */
+    record Draining(InstanceKey key, long sinceNanos) implements LeaderRecord {}
+
+    record Alerted(String key) implements LeaderRecord {}
+
+    record AlertCleared(String key) implements LeaderRecord {}
+}

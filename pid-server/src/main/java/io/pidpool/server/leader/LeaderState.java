@@ -1,0 +1,184 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.model.Assignment;
+import io.pidpool.server.zk.ZkWrite;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The leader's own bookkeeping for one term, beyond what ZooKeeper and the database say: writes in
+ * flight, when it saw instances go, unanswered instructions, failure counts and cooldowns, and the
+ * assignment rows it knows the database holds. Changed only by {@link #replay(LeaderRecord)}.
+ *
+ * <p>Losing it (a new leader) is safe: departures restart their grace at the new leader's election,
+ * timers restart, failure counts restart, and database rows are re-diffed.
+ *
+ * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
+ */
+public final class LeaderState {
+    private final Set<String> pathsInFlight = new HashSet<>();
+    private final Map<String, Integer> pidsInFlight = new HashMap<>();
+    private final Map<String, Intent> addsInFlight = new HashMap<>();
+    private final Map<InstanceKey, Long> departedAt = new HashMap<>();
+    private final Map<InstanceKey, Long> sessions = new HashMap<>();
+    private final Map<String, Long> instructionSeen = new HashMap<>();
+    private final Map<String, Integer> failures = new HashMap<>();
+    private final Map<String, Long> backoffUntil = new HashMap<>();
+    private final Map<String, Long> cooldownUntil = new HashMap<>();
+    private final Map<String, Assignment> rows = new HashMap<>();
+    private final Set<String> alerts = new HashSet<>();
+    private final Set<String> revokesSent = new HashSet<>();
+    private final Map<InstanceKey, Long> draining = new HashMap<>();
+
+    public void replay(LeaderRecord record) {
+        if (record instanceof LeaderRecord.WriteIssued issued) {
+            Intent intent = issued.intent();
+            for (ZkWrite write : intent.writes()) {
+                pathsInFlight.add(write.path());
+            }
+            if (intent.pid() != null) {
+                pidsInFlight.merge(intent.pid(), 1, Integer::sum);
+                if (intent.kind() == Intent.Kind.ADD) {
+                    addsInFlight.put(intent.pid(), intent);
+                }
+            }
+        } else if (record instanceof LeaderRecord.WriteSettled settled) {
+            Intent intent = settled.intent();
+            for (ZkWrite write : intent.writes()) {
+                pathsInFlight.remove(write.path());
+            }
+            if (intent.pid() != null) {
+                pidsInFlight.computeIfPresent(intent.pid(), (k, n) -> n > 1 ? n - 1 : null);
+                if (intent.kind() == Intent.Kind.ADD) {
+                    addsInFlight.remove(intent.pid(), intent);
+                }
+            }
+        } else if (record instanceof LeaderRecord.Departed departed) {
+            departedAt.putIfAbsent(departed.key(), departed.atNanos());
+            sessions.putIfAbsent(departed.key(), departed.sessionId());
+            draining.remove(departed.key());
+        } else if (record instanceof LeaderRecord.Seen seen) {
+            sessions.put(seen.key(), seen.sessionId());
+        } else if (record instanceof LeaderRecord.RevokeSent sent) {
+            revokesSent.add(sent.path());
+        } else if (record instanceof LeaderRecord.RevokesForgotten forgotten) {
+            forgotten.paths().forEach(revokesSent::remove);
+        } else if (record instanceof LeaderRecord.Draining drain) {
+            draining.putIfAbsent(drain.key(), drain.sinceNanos());
+        } else if (record instanceof LeaderRecord.Returned returned) {
+            departedAt.remove(returned.key());
+        } else if (record instanceof LeaderRecord.Forgotten forgotten) {
+            departedAt.remove(forgotten.key());
+            sessions.remove(forgotten.key());
+        } else if (record instanceof LeaderRecord.InstructionSeen seen) {
+            instructionSeen.putIfAbsent(seen.key(), seen.atNanos());
+        } else if (record instanceof LeaderRecord.InstructionsForgotten forgotten) {
+            forgotten.keys().forEach(instructionSeen::remove);
+        } else if (record instanceof LeaderRecord.AddFailed failed) {
+            failures.merge(failed.pid(), 1, Integer::sum);
+            backoffUntil.merge(failed.pid(), failed.retryAtNanos(), Math::max);
+        } else if (record instanceof LeaderRecord.AddSucceeded succeeded) {
+            failures.remove(succeeded.pid());
+            backoffUntil.remove(succeeded.pid());
+        } else if (record instanceof LeaderRecord.CooldownStarted started) {
+            cooldownUntil.put(started.pid(), started.untilNanos());
+        } else if (record instanceof LeaderRecord.CooldownEnded ended) {
+            cooldownUntil.remove(ended.pid());
+            failures.remove(ended.pid());
+            backoffUntil.remove(ended.pid());
+        } else if (record instanceof LeaderRecord.RowsLoaded loaded) {
+            rows.clear();
+            loaded.rows().forEach(a -> rows.put(a.pidId(), a));
+        } else if (record instanceof LeaderRecord.RowsWritten written) {
+            written.upserts().forEach(a -> rows.put(a.pidId(), a));
+            written.removed().forEach(rows::remove);
+        } else if (record instanceof LeaderRecord.Alerted alerted) {
+            alerts.add(alerted.key());
+        } else if (record instanceof LeaderRecord.AlertCleared cleared) {
+            alerts.remove(cleared.key());
+        }
+    }
+
+    public boolean inFlight(String path) {
+        return pathsInFlight.contains(path);
+    }
+
+    public boolean pidInFlight(String pid) {
+        return pidsInFlight.containsKey(pid);
+    }
+
+    /** ADDINGs sent but not yet confirmed, by PID. */
+    public Map<String, Intent> addsInFlight() {
+        return addsInFlight;
+    }
+
+    public int writesInFlight() {
+        return pathsInFlight.size();
+    }
+
+    public Long departedAt(InstanceKey key) {
+        return departedAt.get(key);
+    }
+
+    /** The session the instance had, as far as this leader knows (0 = unknown). */
+    public long sessionOf(InstanceKey key) {
+        return sessions.getOrDefault(key, 0L);
+    }
+
+    public Set<InstanceKey> departed() {
+        return departedAt.keySet();
+    }
+
+    public Long instructionSeen(String key) {
+        return instructionSeen.get(key);
+    }
+
+    public Set<String> instructionKeys() {
+        return instructionSeen.keySet();
+    }
+
+    public int failures(String pid) {
+        return failures.getOrDefault(pid, 0);
+    }
+
+    /** Whether the PID may be offered to an instance now (not backing off after a failure, not cooling down). */
+    public boolean offerable(String pid, long nowNanos) {
+        Long backoff = backoffUntil.get(pid);
+        if (backoff != null && nowNanos - backoff < 0) {
+            return false;
+        }
+        return !cooldownUntil.containsKey(pid);
+    }
+
+    public Map<String, Long> cooldowns() {
+        return cooldownUntil;
+    }
+
+    public Map<String, Assignment> rows() {
+        return rows;
+    }
+
+    public boolean revokeSent(String path) {
+        return revokesSent.contains(path);
+    }
+
+    public Set<String> revokesSent() {
+        return revokesSent;
+    }
+
+    /** Whether the instance has been closing for less than {@code windowNanos}. */
+    public boolean draining(InstanceKey key, long nowNanos, long windowNanos) {
+        Long since = draining.get(key);
+        return since != null && nowNanos - since < windowNanos;
+    }
+
+    public Set<String> alertKeys() {
+        return Set.copyOf(alerts);
+    }
+
+    public boolean alerted(String key) {
+        return alerts.contains(key);
+    }
+}

@@ -1,0 +1,37 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.model.Assignment;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.PidAccount;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * What the leader reads from and writes to the database outside operator batches: its database
+ * view ({@code pidWithModule}) and the assignment rows that mirror ZooKeeper. A facade over the core
+ * repositories, so the leader depends on one small role.
+ *
+ * <p>Thread-safe; every method is atomic and blocking.
+ */
+public interface LeaderStore {
+    /** Every module, every PID and every assignment row. */
+    Snapshot load();
+
+    /** Creates or replaces assignment rows (each stamped with the writer's epoch; FENCED if a stored row is newer). */
+    void recordAssignments(Collection<Assignment> rows);
+
+    /** Removes the rows of these PIDs (FENCED if a stored row is newer than {@code epoch}). */
+    void removeAssignments(Collection<String> pidIds, Epoch epoch);
+
+    /** Replaces stored accounts, e.g. to put one into cooldown or take it out. */
+    void updatePids(Collection<PidAccount> pids);
+
+    record Snapshot(List<ModuleConfig> modules, List<PidAccount> pids, List<Assignment> assignments) {
+        public Snapshot {
+            modules = List.copyOf(modules);
+            pids = List.copyOf(pids);
+            assignments = List.copyOf(assignments);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.protocol.NotifySignal;
+import io.pidpool.server.zk.EpochFence;
+import io.pidpool.server.zk.FenceToken;
+import io.pidpool.server.zk.FencedWriter;
+import io.pidpool.server.zk.NodeEvent;
+import io.pidpool.server.zk.NodeStat;
+import io.pidpool.server.zk.WriteResult;
+import io.pidpool.server.zk.ZkSupport;
+import io.pidpool.server.zk.ZkWrite;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One leadership term of one node: from winning the election to losing it (or being fenced off).
+ *
+ * <p>On {@link #begin()}: bump {@code /epoch} (remembering the version), {@code sync()}, load the
+ * database view, scan {@code /modules} into the ZooKeeper view, and only then start serving:
+ * reconcile (delete first, then add), apply pending batches, and keep doing both on events and on a
+ * schedule. Every write goes through this term's {@link FencedWriter}; a fenced write ends the term.
+ *
+ * <p>Concurrency: every method runs on the node's serial executor (the watchers, timers and write
+ * completions only enqueue tasks there), so the term's state, the {@link ZkView}, the {@link DbView}
+ * and the {@link LeaderState} are never touched by two threads. Blocking calls (the election steps,
+ * database calls) block that executor, which is what keeps decisions in order.
+ */
+final class LeaderTerm {
+    private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
+    private static final long PASS_DEBOUNCE_MILLIS = 20;
+    private static final int BATCHES_PER_ROUND = 16;
+    private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
+
+    private final NodeContext ctx;
+    private final Consumer<PidPoolException> onFenced;
+    private final Reconciler reconciler;
+    private final BatchApplier batches;
+    private final DbView db = new DbView();
+    private final LeaderState state = new LeaderState();
+    private final List<ScheduledFuture<?>> timers = new ArrayList<>();
+
+    private FenceToken token;
+    private FencedWriter writer;
+    private PlacementPolicy policy;
+    private Duration grace;
+    private boolean serving;
+    private boolean suspended;
+    private boolean closed;
+    private boolean passScheduled;
+    private boolean rescanRunning;
+    private boolean rescanAgain;
+    private boolean notifyExists;
+    private long passes;
+
+    /** @param onFenced runs on the serial executor when this term's writes are refused */
+    LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
+        this.ctx = ctx;
+        this.onFenced = onFenced;
+        this.reconciler = new Reconciler(ctx.layout(), ctx.settings());
+        this.batches = new BatchApplier(ctx.repositories(), ctx.quotaReset(), ctx.batchHook());
+    }
+
+    /** Runs the election steps; throws if any fails (the caller then gives leadership up). */
+    void begin() {
+        token = EpochFence.bump(ctx.client(), ctx.layout().epoch());
+        writer = new FencedWriter(
+                () -> ZkSupport.zooKeeper(ctx.client()),
+                ctx.layout().namespace(),
+                ctx.layout().epoch(),
+                token,
+                ctx.settings().maxOpsPerMulti(),
+                ctx.settings().maxInFlightMultis(),
+                cause -> ctx.serial().execute(() -> fenced(cause)));
+        Duration negotiated = ZkSupport.negotiatedSessionTimeout(ctx.client());
+        grace = ctx.settings().graceFor(negotiated);
+        policy = ctx.placement().apply(grace);
+        ZkSupport.await(ZkSupport.sync(ctx.client(), "/"), ctx.settings().zkTimeout(), "sync");
+        LeaderStore.Snapshot snapshot = ctx.store().load();
+        db.load(snapshot);
+        state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        List<NodeEvent> scan = ZkSupport.await(
+                ctx.scanner().scan(ctx.layout().modules(), 3), ctx.settings().zkTimeout(), "scan");
+        scan.forEach(ctx.view()::replay);
+        serving = true;
+        log.info(
+                "{} leads with epoch {} (session timeout {}, grace {}, {} PIDs, {} nodes)",
+                ctx.nodeId(),
+                token.epoch().value(),
+                negotiated,
+                grace,
+                db.pids().size(),
+                ctx.view().size());
+        notifyExists = exists(ctx.layout().notifyNode());
+        schedule(ctx.settings().reconcileInterval(), this::reload);
+        schedule(ctx.settings().rescanInterval(), this::rescan);
+        schedule(ctx.settings().batchPollInterval(), this::pollBatches);
+        runPass();
+        // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
+        ctx.serial().execute(() -> guarded(this::pollBatches));
+    }
+
+    private boolean exists(String path) {
+        try {
+            return ctx.client().checkExists().forPath(path) != null;
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not read " + path, e);
+        }
+    }
+
+    /**
+     * Applies unfinished batches, oldest first (woken by {@code /notify}, and on a schedule because
+     * the notification may be missed). Each is applied exactly once (see {@link BatchApplier}).
+     */
+    void pollBatches() {
+        if (!serving()) {
+            return;
+        }
+        List<BatchRecord> unfinished = ctx.repositories().operations().findUnfinished(BATCHES_PER_ROUND);
+        for (BatchRecord batch : unfinished) {
+            if (!serving()) {
+                return;
+            }
+            Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+            if (applied.isEmpty()) {
+                log.info("batch {} was already applied", batch.id());
+                continue;
+            }
+            applied.get().changes().forEach(db::replay);
+            log.info(
+                    "applied batch {} ({}): {}",
+                    batch.id(),
+                    applied.get().batch().status(),
+                    applied.get().batch().results());
+            notifyDealed(batch.id());
+            requestPass();
+        }
+        if (unfinished.size() == BATCHES_PER_ROUND) {
+            ctx.serial().execute(() -> guarded(this::pollBatches));
+        }
+    }
+
+    private void notifyDealed(BatchId id) {
+        byte[] data = new NotifySignal(NotifySignal.Phase.DEALED, id).encode();
+        String path = ctx.layout().notifyNode();
+        ZkWrite write = notifyExists ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
+        writer.submit(List.of(write))
+                .whenCompleteAsync(
+                        (done, error) -> {
+                            if (error == null) {
+                                notifyExists = true;
+                            } else if (!closed) {
+                                // waiters poll the database too; only the wake-up is lost
+                                notifyExists =
+                                        unwrap(error).code() == ErrorCode.CONFLICT; // NOT_FOUND: create it next time
+                                log.info(
+                                        "could not signal DEALED for batch {}: {}",
+                                        id,
+                                        unwrap(error).getMessage());
+                            }
+                        },
+                        ctx.serial());
+        writer.flush();
+    }
+
+    private void schedule(Duration every, Runnable task) {
+        long millis = Math.max(1, every.toMillis());
+        timers.add(ctx.serial().scheduleWithFixedDelay(() -> guarded(task), millis, millis, TimeUnit.MILLISECONDS));
+    }
+
+    private void guarded(Runnable task) {
+        if (closed) {
+            return;
+        }
+        try {
+            task.run();
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.FENCED) {
+                fenced(e);
+            } else {
+                log.warn("leader task failed: {}", e.getMessage());
+            }
+        } catch (RuntimeException e) {
+            log.error("leader task failed", e);
+        }
+    }
+
+    Epoch epoch() {
+        return token == null ? Epoch.NONE : token.epoch();
+    }
+
+    FenceToken token() {
+        return token;
+    }
+
+    FencedWriter writer() {
+        return writer;
+    }
+
+    boolean serving() {
+        return serving && !suspended && !closed;
+    }
+
+    Duration grace() {
+        return grace;
+    }
+
+    DbView db() {
+        return db;
+    }
+
+    LeaderState state() {
+        return state;
+    }
+
+    long passes() {
+        return passes;
+    }
+
+    /** Something changed (a watcher event, a write completed): reconcile soon, once for a burst. */
+    void requestPass() {
+        if (closed || passScheduled) {
+            return;
+        }
+        passScheduled = true;
+        ctx.serial().schedule(() -> guarded(this::runPass), PASS_DEBOUNCE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Level-triggered: reload the database view, then reconcile. */
+    void reload() {
+        if (!serving()) {
+            return;
+        }
+        LeaderStore.Snapshot snapshot = ctx.store().load();
+        db.load(snapshot);
+        state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        runPass();
+    }
+
+    /** Re-reads the whole tree (sync + scan) in the background and merges it into the view. */
+    void rescan() {
+        if (closed) {
+            return;
+        }
+        if (rescanRunning) {
+            rescanAgain = true;
+            return;
+        }
+        rescanRunning = true;
+        ZkSupport.sync(ctx.client(), "/")
+                .thenCompose(done -> ctx.scanner().scan(ctx.layout().modules(), 3))
+                .whenCompleteAsync(
+                        (events, error) -> {
+                            rescanRunning = false;
+                            if (closed) {
+                                return;
+                            }
+                            if (error != null) {
+                                log.warn("rescan failed: {}", unwrap(error).getMessage());
+                            } else {
+                                events.forEach(ctx.view()::replay);
+                                ctx.view().pruneTombstones(TOMBSTONE_AGE);
+                            }
+                            if (rescanAgain) {
+                                rescanAgain = false;
+                                rescan();
+                            }
+                            requestPass();
+                        },
+                        ctx.serial());
+    }
+
+    void runPass() {
+        passScheduled = false;
+        if (!serving()) {
+            return;
+        }
+        passes++;
+        long now = ctx.ticker().read();
+        Reconciler.Decision decision =
+                reconciler.decide(ctx.view(), db, state, policy, token.epoch(), grace.toNanos(), now);
+        decision.alerts().forEach(ctx.alerts()::alert);
+        for (Intent intent : decision.intents()) {
+            submit(intent);
+        }
+        writer.flush();
+        try {
+            writeDatabase(decision);
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.FENCED) {
+                throw e;
+            }
+            // the rows and statuses are diffed again by the next pass
+            log.warn("database update of this pass failed: {}", e.getMessage());
+        }
+    }
+
+    private void writeDatabase(Reconciler.Decision decision) {
+        if (!decision.pidUpdates().isEmpty()) {
+            ctx.store().updatePids(decision.pidUpdates());
+            for (PidAccount pid : decision.pidUpdates()) {
+                db.replay(new DbChange.PidPut(pid));
+            }
+        }
+        if (!decision.rowUpserts().isEmpty()) {
+            ctx.store().recordAssignments(decision.rowUpserts());
+        }
+        if (!decision.rowRemovals().isEmpty()) {
+            ctx.store().removeAssignments(decision.rowRemovals(), token.epoch());
+        }
+        if (!decision.rowUpserts().isEmpty() || !decision.rowRemovals().isEmpty()) {
+            state.replay(new LeaderRecord.RowsWritten(decision.rowUpserts(), decision.rowRemovals()));
+        }
+    }
+
+    /** Sends one decided write; its outcome comes back to the serial executor. */
+    void submit(Intent intent) {
+        state.replay(new LeaderRecord.WriteIssued(intent));
+        log.debug("{}", intent);
+        writer.submit(intent.writes())
+                .whenCompleteAsync((results, error) -> settled(intent, results, error), ctx.serial());
+    }
+
+    private void settled(Intent intent, List<WriteResult> results, Throwable error) {
+        if (closed) {
+            return;
+        }
+        state.replay(new LeaderRecord.WriteSettled(intent));
+        if (error == null && intent.kind() == Intent.Kind.REVOKE) {
+            intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
+        }
+        if (error == null) {
+            for (WriteResult result : results) {
+                ZkWrite write = result.write();
+                if (write instanceof ZkWrite.Create create && result.stat() != null) {
+                    ctx.view().replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
+                } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
+                    ctx.view().replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
+                } else if (write instanceof ZkWrite.Delete delete) {
+                    Long czxid = intent.deletedCzxids().get(delete.path());
+                    if (czxid != null) {
+                        ctx.view().replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
+                    }
+                }
+            }
+        } else {
+            PidPoolException cause = unwrap(error);
+            if (cause.code() == ErrorCode.FENCED) {
+                return; // the writer reports it once through the fenced listener
+            }
+            // the view was wrong or the outcome is unknown: re-read before deciding about it again
+            log.debug("{} failed: {}", intent, cause.getMessage());
+            rescan();
+        }
+        requestPass();
+    }
+
+    private static PidPoolException unwrap(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return cause instanceof PidPoolException p ? p : PidPoolException.unavailable(String.valueOf(cause), cause);
+    }
+
+    private void fenced(PidPoolException cause) {
+        if (closed) {
+            return;
+        }
+        log.warn("{} was fenced off in epoch {}: {}", ctx.nodeId(), epoch().value(), cause.getMessage());
+        onFenced.accept(cause);
+    }
+
+    /** The leader's connection is SUSPENDED: stop writing (never move anything because of it). */
+    void suspend() {
+        suspended = true;
+        if (writer != null) {
+            writer.pause();
+        }
+    }
+
+    /** The connection is back with the same session: re-read everything, then go on. */
+    void resume() {
+        if (!suspended) {
+            return;
+        }
+        suspended = false;
+        if (writer != null) {
+            writer.resume();
+        }
+        rescan();
+    }
+
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        serving = false;
+        timers.forEach(t -> t.cancel(false));
+        if (writer != null) {
+            writer.close();
+        }
+        log.info("{} ends its term (epoch {})", ctx.nodeId(), epoch().value());
+    }
+}

@@ -1,0 +1,29 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.zk.ZkScanner;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+import org.apache.curator.framework.CuratorFramework;
+
+/** What a {@link LeaderTerm} borrows from the {@link PidPoolNode} that runs it. */
+record NodeContext(
+        String nodeId,
+        CuratorFramework client,
+        ZkLayout layout,
+        LeaderSettings settings,
+        LeaderStore store,
+        Repositories repositories,
+        QuotaResetHook quotaReset,
+        Runnable batchHook,
+        ZkView view,
+        ScheduledExecutorService serial,
+        ZkScanner scanner,
+        Function<Duration, PlacementPolicy> placement,
+        AlertSink alerts,
+        Ticker ticker,
+        Clock clock) {}

@@ -1,0 +1,734 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.model.Assignment;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.protocol.InstanceNode;
+import io.pidpool.core.protocol.PidNode;
+import io.pidpool.core.protocol.PidNode.AccountPayload;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.leader.PlacementPolicy.DepartedInput;
+import io.pidpool.server.leader.PlacementPolicy.LiveInput;
+import io.pidpool.server.leader.PlacementPolicy.ModuleInput;
+import io.pidpool.server.zk.ZkWrite;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.zookeeper.CreateMode;
+
+/**
+ * One level-triggered reconciliation pass: compares the database view, the ZooKeeper view and the
+ * leader's bookkeeping, and decides the writes that bring ZooKeeper where the database and the
+ * placement policy want it. It performs no I/O: it returns {@link Intent}s, database row changes and
+ * alerts, and changes {@link LeaderState} only through {@link LeaderState#replay} of the records it
+ * emits.
+ *
+ * <p>Order within a pass: housekeeping of existing nodes (acks, failures, repairs, updates) and
+ * handshakes, then the placement's revokes and releases, then its adds. An add is written only when
+ * the leader's own view proves the PID free: no node of it anywhere in the tree except DELETED ones,
+ * and no write about it in flight. Together with "delete first, then add" this is the exclusive-hold
+ * rule of DESIGN §6 on the leader's side; a node of a departed instance is deleted (released) only
+ * once the grace period has passed since the leader saw the instance go.
+ *
+ * <p>Concurrency: not thread-safe; runs on the leader's serial executor.
+ */
+final class Reconciler {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Reconciler.class);
+
+    /** What one pass decided. */
+    record Decision(
+            List<Intent> intents,
+            List<Assignment> rowUpserts,
+            Set<String> rowRemovals,
+            List<PidAccount> pidUpdates,
+            List<String> alerts) {}
+
+    private final ZkLayout layout;
+    private final LeaderSettings settings;
+
+    Reconciler(ZkLayout layout, LeaderSettings settings) {
+        this.layout = layout;
+        this.settings = settings;
+    }
+
+    Decision decide(
+            ZkView view, DbView db, LeaderState state, PlacementPolicy policy, Epoch epoch, long graceNanos, long now) {
+        var pass = new Pass(view, db, state, epoch, graceNanos, now);
+        pass.departures();
+        pass.cooldowns();
+        pass.housekeeping();
+        pass.handshakes();
+        pass.place(policy);
+        pass.rows();
+        return new Decision(pass.intents, pass.rowUpserts, pass.rowRemovals, pass.pidUpdates, pass.alerts);
+    }
+
+    private final class Pass {
+        final ZkView view;
+        final DbView db;
+        final LeaderState state;
+        final Epoch epoch;
+        final long grace;
+        final long now;
+        final List<Intent> intents = new ArrayList<>();
+        final List<Assignment> rowUpserts = new ArrayList<>();
+        final Set<String> rowRemovals = new TreeSet<>();
+        final List<PidAccount> pidUpdates = new ArrayList<>();
+        final List<String> alerts = new ArrayList<>();
+        /** Paths and PIDs this pass already wrote to: one decision each per pass. */
+        final Set<String> touched = new HashSet<>();
+        /** PIDs whose database row this pass changes. */
+        final Set<String> updatedPids = new HashSet<>();
+
+        Set<InstanceKey> holders;
+
+        Pass(ZkView view, DbView db, LeaderState state, Epoch epoch, long grace, long now) {
+            this.view = view;
+            this.db = db;
+            this.state = state;
+            this.epoch = epoch;
+            this.grace = grace;
+            this.now = now;
+        }
+
+        void emit(LeaderRecord record) {
+            state.replay(record);
+        }
+
+        // ---------------------------------------------------------------- departures
+
+        void departures() {
+            Set<InstanceKey> present = new HashSet<>();
+            for (ModuleKey module : view.modules()) {
+                for (ZkView.InstanceEntry instance : view.instances(module).values()) {
+                    if (instance.entry().stat().isEphemeral()) {
+                        present.add(instance.key());
+                        if (state.departedAt(instance.key()) != null) {
+                            emit(new LeaderRecord.Returned(instance.key()));
+                        }
+                        if (state.sessionOf(instance.key()) != instance.sessionId()) {
+                            emit(new LeaderRecord.Seen(instance.key(), instance.sessionId()));
+                        }
+                    }
+                }
+            }
+            Set<InstanceKey> holders = holders();
+            for (InstanceKey key : holders) {
+                if (!present.contains(key) && state.departedAt(key) == null) {
+                    long session = state.sessionOf(key);
+                    if (session == 0) {
+                        for (ZkView.PidEntry entry : view.pidNodes(key).values()) {
+                            if (entry.node() != null && entry.node().ownerSessionId() != 0) {
+                                session = entry.node().ownerSessionId();
+                                break;
+                            }
+                        }
+                    }
+                    emit(new LeaderRecord.Departed(key, now, session));
+                }
+            }
+            for (InstanceKey key : List.copyOf(state.departed())) {
+                if (!holders.contains(key)) {
+                    emit(new LeaderRecord.Forgotten(key));
+                }
+            }
+        }
+
+        /** Instances that have a pids node or PID nodes in the tree. */
+        Set<InstanceKey> holders() {
+            if (this.holders != null) {
+                return this.holders;
+            }
+            Set<InstanceKey> holders = new TreeSet<>();
+            for (ModuleKey module : view.modules()) {
+                for (InstanceId id : view.pidsNodes(module).keySet()) {
+                    holders.add(new InstanceKey(module, id));
+                }
+            }
+            for (ZkView.PidEntry entry : view.allPidNodes()) {
+                holders.add(entry.holder());
+            }
+            this.holders = holders;
+            return holders;
+        }
+
+        ZkView.InstanceEntry live(InstanceKey key) {
+            ZkView.InstanceEntry entry = view.instances(key.module()).get(key.instance());
+            return entry != null && entry.entry().stat().isEphemeral() ? entry : null;
+        }
+
+        // ---------------------------------------------------------------- cooldowns
+
+        void cooldowns() {
+            for (var e : List.copyOf(state.cooldowns().entrySet())) {
+                if (now - e.getValue() >= 0) {
+                    PidAccount account = db.pid(e.getKey());
+                    if (account != null && account.status() == PidStatus.COOLDOWN) {
+                        pidUpdates.add(account.withStatus(PidStatus.ACTIVE));
+                        updatedPids.add(account.id());
+                    }
+                    emit(new LeaderRecord.CooldownEnded(e.getKey()));
+                    alerts.add("PID " + e.getKey() + " leaves cooldown");
+                }
+            }
+            // cooled down by an earlier leader: this term does not know since when, so it starts over
+            for (PidAccount account : db.pids().values()) {
+                if (account.status() == PidStatus.COOLDOWN
+                        && !state.cooldowns().containsKey(account.id())
+                        && !updatedPids.contains(account.id())) {
+                    emit(new LeaderRecord.CooldownStarted(
+                            account.id(), now + settings.cooldown().toNanos()));
+                }
+            }
+        }
+
+        void failed(String pid, InstanceKey at, String reason) {
+            long retry = now + settings.retryBackoff().toNanos();
+            emit(new LeaderRecord.AddFailed(pid, at, reason, retry));
+            alerts.add("PID " + pid + " could not be taken up by " + at + ": " + reason);
+            if (state.failures(pid) >= settings.maxFailures()) {
+                PidAccount account = db.pid(pid);
+                if (account != null && account.status() == PidStatus.ACTIVE && updatedPids.add(pid)) {
+                    pidUpdates.add(account.withStatus(PidStatus.COOLDOWN));
+                }
+                emit(new LeaderRecord.CooldownStarted(
+                        pid, now + settings.cooldown().toNanos()));
+                alerts.add("ALERT PID " + pid + " failed " + state.failures(pid) + " times; cooldown for "
+                        + settings.cooldown());
+            }
+        }
+
+        // ---------------------------------------------------------------- housekeeping
+
+        void housekeeping() {
+            Set<String> liveInstructions = new HashSet<>();
+            for (ZkView.PidEntry entry : view.allPidNodes()) {
+                String path = entry.entry().path();
+                if (state.inFlight(path) || state.pidInFlight(entry.pidId())) {
+                    continue;
+                }
+                ZkView.InstanceEntry instance = live(entry.holder());
+                if (instance == null) {
+                    continue; // a departed holder: the placement releases it after the grace period
+                }
+                long session = instance.sessionId();
+                PidNode node = entry.node();
+                if (node == null || node.ownerSessionId() != session) {
+                    repair(entry, session, node == null ? entry.problem() : "owner session mismatch");
+                    continue;
+                }
+                String key = path + "@" + entry.entry().stat().czxid() + ":"
+                        + entry.entry().stat().mzxid();
+                switch (node.state()) {
+                    case DELETED -> {
+                        if (!state.revokeSent(path)) {
+                            emit(new LeaderRecord.Draining(entry.holder(), now));
+                        }
+                        remove(entry, "acknowledged DELETED");
+                    }
+                    case ADDING -> {
+                        if (node.hasError()) {
+                            remove(entry, "ADDING failed: " + node.error());
+                            failed(entry.pidId(), entry.holder(), node.error());
+                        } else if (node.epoch().isOlderThan(epoch)) {
+                            restamp(entry, node, Intent.Kind.ADD);
+                        } else if (unanswered(key, liveInstructions)) {
+                            revoke(entry, node, "no answer to ADDING within " + settings.ackTimeout());
+                            failed(entry.pidId(), entry.holder(), "no answer within " + settings.ackTimeout());
+                        }
+                    }
+                    case ADDED, UPDATED -> {
+                        if (node.state() == PidState.ADDED && state.failures(entry.pidId()) > 0) {
+                            emit(new LeaderRecord.AddSucceeded(entry.pidId()));
+                        }
+                        AccountPayload wanted = wantedPayload(entry);
+                        if (wanted != null && !wanted.equals(node.account())) {
+                            update(entry, node, wanted, "account changed");
+                        }
+                    }
+                    case UPDATING -> {
+                        if (node.hasError()) {
+                            revoke(entry, node, "UPDATING failed: " + node.error());
+                        } else {
+                            AccountPayload wanted = wantedPayload(entry);
+                            if (node.epoch().isOlderThan(epoch)) {
+                                update(entry, node, wanted != null ? wanted : node.account(), "re-stamp");
+                            } else if (wanted != null && !wanted.equals(node.account())) {
+                                update(entry, node, wanted, "account changed again");
+                            }
+                        }
+                    }
+                    case DELETING -> {
+                        if (node.epoch().isOlderThan(epoch)) {
+                            restamp(entry, node, Intent.Kind.REVOKE);
+                        } else if (unanswered(key, liveInstructions)) {
+                            alertOnce(
+                                    "stuck:" + key,
+                                    "ALERT " + entry.holder() + " has not answered DELETING of " + entry.pidId()
+                                            + " within " + settings.ackTimeout());
+                        }
+                    }
+                }
+            }
+            List<String> gone = new ArrayList<>();
+            for (String path : state.revokesSent()) {
+                if (view.node(path) == null && !state.inFlight(path)) {
+                    gone.add(path);
+                }
+            }
+            if (!gone.isEmpty()) {
+                emit(new LeaderRecord.RevokesForgotten(gone));
+            }
+            List<String> stale = new ArrayList<>();
+            for (String key : state.instructionKeys()) {
+                if (!liveInstructions.contains(key)) {
+                    stale.add(key);
+                }
+            }
+            if (!stale.isEmpty()) {
+                emit(new LeaderRecord.InstructionsForgotten(stale));
+            }
+        }
+
+        /** Whether the instruction under {@code key} has waited longer than the ack timeout. */
+        boolean unanswered(String key, Set<String> liveInstructions) {
+            liveInstructions.add(key);
+            Long seen = state.instructionSeen(key);
+            if (seen == null) {
+                emit(new LeaderRecord.InstructionSeen(key, now));
+                return false;
+            }
+            return now - seen >= settings.ackTimeout().toNanos();
+        }
+
+        void alertOnce(String key, String message) {
+            if (!state.alerted(key)) {
+                emit(new LeaderRecord.Alerted(key));
+                alerts.add(message);
+            }
+        }
+
+        AccountPayload wantedPayload(ZkView.PidEntry entry) {
+            PidAccount account = db.pid(entry.pidId());
+            if (account == null || !account.module().equals(entry.holder().module())) {
+                return null;
+            }
+            return DbView.payload(account);
+        }
+
+        /**
+         * A node the SDK cannot read or would ignore, under a live instance that may have held the PID
+         * before it was spoiled: overwrite it with a well-formed DELETING, wait for DELETED.
+         */
+        void repair(ZkView.PidEntry entry, long session, String problem) {
+            PidAccount account = db.pid(entry.pidId());
+            AccountPayload payload = account != null ? DbView.payload(account) : null;
+            if (payload == null && entry.node() != null) {
+                payload = entry.node().account();
+            }
+            if (payload == null) {
+                alertOnce(
+                        "malformed:" + entry.entry().path(),
+                        "ALERT PID node " + entry.entry().path() + " is unusable (" + problem
+                                + ") and names an unknown PID; left alone");
+                return;
+            }
+            alertOnce(
+                    "repair:" + entry.entry().path() + "@"
+                            + entry.entry().stat().mzxid(),
+                    "ALERT PID node " + entry.entry().path() + " is unusable (" + problem + "); revoking it");
+            PidNode deleting = PidNode.instruction(entry.pidId(), PidState.DELETING, epoch, session, payload);
+            write(
+                    Intent.Kind.REVOKE,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.SetData(
+                            entry.entry().path(),
+                            deleting.encode(),
+                            entry.entry().stat().version())),
+                    Map.of(),
+                    "repair: " + problem);
+        }
+
+        void remove(ZkView.PidEntry entry, String why) {
+            write(
+                    Intent.Kind.REMOVE_NODE,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.Delete(
+                            entry.entry().path(), entry.entry().stat().version())),
+                    Map.of(entry.entry().path(), entry.entry().stat().czxid()),
+                    why);
+        }
+
+        void revoke(ZkView.PidEntry entry, PidNode node, String why) {
+            PidNode deleting = new PidNode(
+                    node.pidId(),
+                    PidState.DELETING.assertCanFollow(node.state()),
+                    epoch,
+                    node.ownerSessionId(),
+                    node.account(),
+                    "");
+            write(
+                    Intent.Kind.REVOKE,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.SetData(
+                            entry.entry().path(),
+                            deleting.encode(),
+                            entry.entry().stat().version())),
+                    Map.of(),
+                    why);
+        }
+
+        /**
+         * An unanswered instruction of an earlier leader: the SDK ignores instructions older than the
+         * newest epoch it has seen, so send it again stamped with this epoch.
+         */
+        void restamp(ZkView.PidEntry entry, PidNode node, Intent.Kind kind) {
+            PidNode again = new PidNode(
+                    node.pidId(),
+                    node.state().assertCanFollow(node.state()),
+                    epoch,
+                    node.ownerSessionId(),
+                    node.account(),
+                    "");
+            write(
+                    kind,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.SetData(
+                            entry.entry().path(),
+                            again.encode(),
+                            entry.entry().stat().version())),
+                    Map.of(),
+                    "re-stamp " + node.state() + " of epoch " + node.epoch().value());
+        }
+
+        void update(ZkView.PidEntry entry, PidNode node, AccountPayload payload, String why) {
+            PidNode updating = new PidNode(
+                    node.pidId(),
+                    PidState.UPDATING.assertCanFollow(node.state()),
+                    epoch,
+                    node.ownerSessionId(),
+                    payload,
+                    "");
+            write(
+                    Intent.Kind.UPDATE,
+                    entry.holder(),
+                    entry.pidId(),
+                    List.of(new ZkWrite.SetData(
+                            entry.entry().path(),
+                            updating.encode(),
+                            entry.entry().stat().version())),
+                    Map.of(),
+                    why);
+        }
+
+        boolean write(
+                Intent.Kind kind,
+                InstanceKey holder,
+                String pid,
+                List<ZkWrite> writes,
+                Map<String, Long> deleted,
+                String why) {
+            for (ZkWrite w : writes) {
+                if (touched.contains(w.path()) || state.inFlight(w.path())) {
+                    return false;
+                }
+            }
+            if (pid != null && (touched.contains("pid:" + pid) || state.pidInFlight(pid))) {
+                return false;
+            }
+            writes.forEach(w -> touched.add(w.path()));
+            if (pid != null) {
+                touched.add("pid:" + pid);
+            }
+            intents.add(new Intent(kind, holder, pid, writes, deleted, why));
+            return true;
+        }
+
+        // ---------------------------------------------------------------- handshakes
+
+        void handshakes() {
+            for (ModuleKey module : view.modules()) {
+                for (ZkView.InstanceEntry instance : view.instances(module).values()) {
+                    if (!instance.entry().stat().isEphemeral()) {
+                        continue;
+                    }
+                    InstanceKey key = instance.key();
+                    String expected = layout.pids(module, key.instance());
+                    boolean pidsNode = view.pidsNodes(module).containsKey(key.instance());
+                    InstanceNode data = instance.node() != null ? instance.node() : InstanceNode.registering(1, "");
+                    boolean pointed = instance.node() != null
+                            && expected.equals(instance.node().pidsPath());
+                    if (pidsNode && pointed) {
+                        continue;
+                    }
+                    List<ZkWrite> writes = new ArrayList<>();
+                    if (!pidsNode) {
+                        writes.add(new ZkWrite.Create(expected, new byte[0], CreateMode.PERSISTENT));
+                    }
+                    if (!pointed) {
+                        writes.add(new ZkWrite.SetData(
+                                instance.entry().path(),
+                                data.withPidsPath(expected).encode(),
+                                instance.entry().stat().version()));
+                    }
+                    write(Intent.Kind.HANDSHAKE, key, null, writes, Map.of(), "handshake");
+                }
+            }
+        }
+
+        boolean ready(InstanceKey key) {
+            ZkView.InstanceEntry instance = live(key);
+            String expected = layout.pids(key.module(), key.instance());
+            return instance != null
+                    && instance.node() != null
+                    && expected.equals(instance.node().pidsPath())
+                    && view.pidsNodes(key.module()).containsKey(key.instance())
+                    && !state.inFlight(expected)
+                    && !state.inFlight(instance.entry().path());
+        }
+
+        // ---------------------------------------------------------------- placement
+
+        void place(PlacementPolicy policy) {
+            Set<ModuleKey> modules = new TreeSet<>(db.moduleKeys());
+            modules.addAll(view.modules());
+            Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            for (PidAccount account : db.pids().values()) {
+                if (account.status().assignable() && state.offerable(account.id(), now)) {
+                    desired.computeIfAbsent(account.module(), k -> new TreeSet<>())
+                            .add(account.id());
+                }
+            }
+            Map<InstanceKey, Map<String, PidState>> pending = new HashMap<>();
+            for (Intent add : state.addsInFlight().values()) {
+                pending.computeIfAbsent(add.holder(), k -> new TreeMap<>()).put(add.pid(), PidState.ADDING);
+            }
+            List<ModuleInput> inputs = new ArrayList<>();
+            for (ModuleKey module : modules) {
+                ModuleConfig config = db.config(module);
+                List<LiveInput> live = new ArrayList<>();
+                List<DepartedInput> departed = new ArrayList<>();
+                for (ZkView.InstanceEntry instance : view.instances(module).values()) {
+                    if (!instance.entry().stat().isEphemeral()) {
+                        continue;
+                    }
+                    InstanceKey key = instance.key();
+                    Map<String, PidState> pids = new TreeMap<>(pending.getOrDefault(key, Map.of()));
+                    view.pidNodes(key).forEach((pid, entry) -> pids.put(pid, liveState(entry, instance.sessionId())));
+                    int weight = config.instanceWeights().containsKey(key.instance())
+                            ? config.weightOf(key.instance())
+                            : instance.node() != null ? instance.node().weight() : 1;
+                    live.add(new LiveInput(
+                            key.instance(),
+                            instance.sessionId(),
+                            weight,
+                            instance.entry().stat().czxid(),
+                            pids));
+                }
+                for (InstanceKey key : holders()) {
+                    if (!key.module().equals(module) || live(key) != null) {
+                        continue;
+                    }
+                    Map<String, PidState> pids = new TreeMap<>();
+                    Set<String> released = new TreeSet<>();
+                    long session = state.sessionOf(key);
+                    for (var e : view.pidNodes(key).entrySet()) {
+                        PidNode node = e.getValue().node();
+                        if (node == null) {
+                            pids.put(e.getKey(), PidState.ADDED); // unreadable: it may be held
+                        } else {
+                            pids.put(e.getKey(), node.state());
+                            if (node.state() == PidState.DELETED) {
+                                released.add(e.getKey());
+                            }
+                        }
+                    }
+                    Long at = state.departedAt(key);
+                    departed.add(new DepartedInput(key.instance(), session, at == null ? now : at, pids, released));
+                }
+                inputs.add(new ModuleInput(config, desired.getOrDefault(module, Set.of()), live, departed));
+            }
+            PlacementPolicy.Placement placement;
+            try {
+                placement = policy.plan(inputs, now);
+            } catch (RuntimeException e) {
+                // the policy refused its input (a bug, or a database that breaks a rule): keep the
+                // housekeeping of this pass, place nothing, say so
+                alertOnce("placement-failed", "ALERT placement failed: " + e.getMessage());
+                return;
+            }
+            Set<String> active = new HashSet<>();
+            for (PlacementPolicy.Signal signal : placement.signals()) {
+                if (signal.alert()) {
+                    active.add("signal:" + signal.key());
+                    alertOnce("signal:" + signal.key(), signal.message());
+                } else {
+                    log.debug("{}", signal.message());
+                }
+            }
+            for (String key : state.alertKeys()) {
+                if (key.startsWith("signal:") && !active.contains(key)) {
+                    emit(new LeaderRecord.AlertCleared(key));
+                }
+            }
+            for (PlacementPolicy.Step step : placement.steps()) {
+                if (step instanceof PlacementPolicy.Revoke revoke) {
+                    applyRevoke(revoke);
+                } else if (step instanceof PlacementPolicy.Release release) {
+                    applyRelease(release);
+                } else if (step instanceof PlacementPolicy.Add add) {
+                    applyAdd(add);
+                }
+            }
+            // a pids node with nothing left under it and no instance: remove it
+            for (InstanceKey key : holders()) {
+                if (live(key) == null && view.pidNodes(key).isEmpty()) {
+                    ZkView.Entry pidsNode = view.pidsNodes(key.module()).get(key.instance());
+                    if (pidsNode != null) {
+                        write(
+                                Intent.Kind.REMOVE_PIDS_NODE,
+                                key,
+                                null,
+                                List.of(new ZkWrite.Delete(
+                                        pidsNode.path(), pidsNode.stat().version())),
+                                Map.of(pidsNode.path(), pidsNode.stat().czxid()),
+                                "instance gone, nothing left");
+                    }
+                }
+            }
+        }
+
+        PidState liveState(ZkView.PidEntry entry, long session) {
+            PidNode node = entry.node();
+            if (node == null || node.ownerSessionId() != session) {
+                return PidState.DELETING; // being repaired: may be held, cannot be kept
+            }
+            if (node.hasError() && node.state() == PidState.UPDATING) {
+                return PidState.DELETING;
+            }
+            return node.state();
+        }
+
+        void applyRevoke(PlacementPolicy.Revoke step) {
+            InstanceKey key = new InstanceKey(step.module(), step.instance());
+            ZkView.PidEntry entry = view.pidNodes(key).get(step.pid());
+            if (entry == null || entry.node() == null || live(key) == null) {
+                return;
+            }
+            PidState current = entry.node().state();
+            if (PidState.DELETING.canFollow(current)) {
+                revoke(entry, entry.node(), step.move() ? "rebalance" : "not wanted here");
+            }
+        }
+
+        void applyRelease(PlacementPolicy.Release step) {
+            InstanceKey key = new InstanceKey(step.module(), step.instance());
+            if (live(key) != null) {
+                return;
+            }
+            Long at = state.departedAt(key);
+            boolean graceOver = at != null && now - at >= grace;
+            for (ZkView.PidEntry entry : List.copyOf(view.pidNodes(key).values())) {
+                boolean released = entry.node() != null && entry.node().state() == PidState.DELETED;
+                if (graceOver || released) {
+                    remove(entry, graceOver ? "holder gone, grace over" : "released before leaving");
+                }
+            }
+        }
+
+        void applyAdd(PlacementPolicy.Add step) {
+            InstanceKey key = new InstanceKey(step.module(), step.instance());
+            String pid = step.pid();
+            PidAccount account = db.pid(pid);
+            if (account == null
+                    || !account.module().equals(step.module())
+                    || !account.status().assignable()
+                    || !state.offerable(pid, now)) {
+                return;
+            }
+            ZkView.InstanceEntry instance = live(key);
+            if (instance == null || instance.sessionId() != step.sessionId() || !ready(key)) {
+                return;
+            }
+            if (state.draining(key, now, settings.ackTimeout().toNanos())) {
+                return; // it is closing: whatever it gets now would wait for the grace period
+            }
+            if (state.pidInFlight(pid) || touched.contains("pid:" + pid)) {
+                return;
+            }
+            String path = layout.pid(step.module(), step.instance(), pid);
+            ZkView.PidEntry replaced = null;
+            for (ZkView.PidEntry other : view.nodesOf(pid)) {
+                boolean deleted = other.node() != null && other.node().state() == PidState.DELETED;
+                if (!deleted) {
+                    return; // somebody may hold it: not free, whatever the policy thinks
+                }
+                if (other.entry().path().equals(path)) {
+                    replaced = other;
+                }
+            }
+            PidNode adding =
+                    PidNode.instruction(pid, PidState.ADDING, epoch, instance.sessionId(), DbView.payload(account));
+            List<ZkWrite> writes = new ArrayList<>();
+            Map<String, Long> deleted = new LinkedHashMap<>();
+            if (replaced != null) {
+                writes.add(new ZkWrite.Delete(path, replaced.entry().stat().version()));
+                deleted.put(path, replaced.entry().stat().czxid());
+            }
+            writes.add(new ZkWrite.Create(path, adding.encode(), CreateMode.PERSISTENT));
+            write(Intent.Kind.ADD, key, pid, writes, deleted, "placement");
+        }
+
+        // ---------------------------------------------------------------- database rows
+
+        void rows() {
+            Map<String, Assignment> wanted = new HashMap<>();
+            for (ZkView.PidEntry entry : view.allPidNodes()) {
+                PidNode node = entry.node();
+                if (node == null
+                        || db.pid(entry.pidId()) == null
+                        || !db.configured(entry.holder().module())) {
+                    continue;
+                }
+                Assignment current = wanted.get(entry.pidId());
+                if (current != null && current.state() != PidState.DELETED && node.state() == PidState.DELETED) {
+                    continue;
+                }
+                wanted.put(
+                        entry.pidId(),
+                        new Assignment(
+                                entry.pidId(),
+                                entry.holder().module(),
+                                entry.holder().instance(),
+                                node.state(),
+                                epoch,
+                                node.ownerSessionId()));
+            }
+            for (Assignment row : wanted.values()) {
+                if (!row.equals(state.rows().get(row.pidId()))) {
+                    rowUpserts.add(row);
+                }
+            }
+            for (String pid : state.rows().keySet()) {
+                if (!wanted.containsKey(pid)) {
+                    rowRemovals.add(pid);
+                }
+            }
+        }
+    }
+}

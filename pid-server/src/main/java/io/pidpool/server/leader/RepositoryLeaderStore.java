@@ -1,0 +1,58 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.model.Assignment;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.PidWithModule;
+import io.pidpool.core.port.Repositories;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * {@link LeaderStore} over the core repositories (Jdbi in production, in-memory fakes in tests).
+ *
+ * <p>Concurrency: thread-safe, as the repositories are.
+ */
+public final class RepositoryLeaderStore implements LeaderStore {
+    private final Repositories repositories;
+
+    public RepositoryLeaderStore(Repositories repositories) {
+        this.repositories = repositories;
+    }
+
+    public Repositories repositories() {
+        return repositories;
+    }
+
+    @Override
+    public Snapshot load() {
+        List<ModuleConfig> modules = new ArrayList<>();
+        List<PidAccount> pids = new ArrayList<>();
+        for (PidWithModule entry : repositories.pids().loadPidWithModule()) {
+            modules.add(entry.module());
+            pids.addAll(entry.pids());
+        }
+        return new Snapshot(modules, pids, repositories.assignments().findAll());
+    }
+
+    @Override
+    public void recordAssignments(Collection<Assignment> rows) {
+        repositories.assignments().recordAll(rows);
+    }
+
+    @Override
+    public void removeAssignments(Collection<String> pidIds, Epoch epoch) {
+        repositories.transactor().useTransaction(() -> {
+            for (String pid : pidIds) {
+                repositories.assignments().remove(pid, epoch);
+            }
+        });
+    }
+
+    @Override
+    public void updatePids(Collection<PidAccount> pids) {
+        repositories.pids().updateAll(pids);
+    }
+}

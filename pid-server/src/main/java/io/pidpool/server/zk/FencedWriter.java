@@ -1,0 +1,447 @@
+package io.pidpool.server.zk;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.apache.zookeeper.CreateOptions;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The only way a leader writes to the PidPool tree: every write travels in a ZooKeeper multi-op that
+ * begins with {@code check(/epoch, epochVersion)}, so a deposed leader cannot change anything once a
+ * successor has bumped the epoch.
+ *
+ * <p>Callers submit <em>units</em> (a list of {@link ZkWrite}s that must commit together, e.g. "create
+ * the pids node and point the instance at it"). Units are queued and packed into multi-ops of at most
+ * {@code maxOpsPerMulti} operations, several of which may be in flight at once (pipelined: ZooKeeper
+ * applies one session's requests in order). Nothing here is a synchronous round trip per node.
+ *
+ * <p>Outcomes, per unit:
+ *
+ * <ul>
+ *   <li>committed: the future completes with one {@link WriteResult} per write (creates use create2,
+ *       so they carry the new node's stat);
+ *   <li>the epoch check failed (BADVERSION or NONODE on {@code /epoch}) or the session is not the one
+ *       that won the election: every queued and later unit fails with {@link ErrorCode#FENCED} and
+ *       the fenced listener runs once, so the leader steps down;
+ *   <li>one write of the multi-op failed (e.g. BADVERSION on a node an SDK changed meanwhile): that
+ *       unit fails with the translated code and the other units of the same multi-op, which were not
+ *       applied, are sent again; each round removes at least one unit, so this terminates;
+ *   <li>connection loss or timeout: every unit of the multi-op fails with {@link ErrorCode#UNAVAILABLE}:
+ *       the outcome is unknown and the caller must re-read before deciding again.
+ * </ul>
+ *
+ * <p>Concurrency: thread-safe. {@code lock} guards the queue, the in-flight count and the state;
+ * ZooKeeper's event thread runs the callbacks. Futures are completed outside the lock, so callers
+ * should attach their continuations with an executor of their own ({@code whenCompleteAsync}).
+ */
+public final class FencedWriter implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(FencedWriter.class);
+
+    private enum State {
+        OPEN,
+        PAUSED,
+        FENCED,
+        CLOSED
+    }
+
+    private record Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future) {}
+
+    private record Completion(CompletableFuture<List<WriteResult>> future, List<WriteResult> value, Throwable error) {}
+
+    private final Supplier<ZooKeeper> zooKeeper;
+    private final String prefix;
+    private final String epochPath;
+    private final FenceToken token;
+    private final int maxOpsPerMulti;
+    private final int maxBytesPerMulti;
+    private final int maxInFlight;
+    private final Consumer<PidPoolException> onFenced;
+
+    private final Object lock = new Object();
+    private final ArrayDeque<Unit> queue = new ArrayDeque<>();
+    private int queuedOps;
+    private int inFlight;
+    private State state = State.OPEN;
+    private PidPoolException fencedBy;
+
+    private final AtomicLong multisSent = new AtomicLong();
+    private final AtomicLong opsSent = new AtomicLong();
+
+    /**
+     * @param zooKeeper the current ZooKeeper handle of the leader's client (it changes when a session
+     *     is replaced; a handle of another session is refused)
+     * @param namespace the Curator namespace without leading slash, e.g. {@code pidpool/default}
+     * @param epochPath the epoch node, relative to the namespace
+     * @param onFenced called once, from whichever thread detects it, when this term is fenced off
+     */
+    public FencedWriter(
+            Supplier<ZooKeeper> zooKeeper,
+            String namespace,
+            String epochPath,
+            FenceToken token,
+            int maxOpsPerMulti,
+            int maxInFlight,
+            Consumer<PidPoolException> onFenced) {
+        requireArgument(maxOpsPerMulti >= 2 && maxOpsPerMulti <= 1000, "maxOpsPerMulti", "must be within 2..1000");
+        requireArgument(maxInFlight >= 1 && maxInFlight <= 64, "maxInFlight", "must be within 1..64");
+        this.zooKeeper = zooKeeper;
+        this.prefix = "/" + namespace;
+        this.epochPath = epochPath;
+        this.token = token;
+        this.maxOpsPerMulti = maxOpsPerMulti;
+        this.maxBytesPerMulti = 512 * 1024;
+        this.maxInFlight = maxInFlight;
+        this.onFenced = onFenced;
+    }
+
+    public FenceToken token() {
+        return token;
+    }
+
+    /**
+     * Queues a unit of writes that must commit together. It is sent by {@link #flush()}, or as soon as
+     * a full multi-op is queued.
+     */
+    public CompletableFuture<List<WriteResult>> submit(List<ZkWrite> writes) {
+        requireArgument(
+                !writes.isEmpty() && writes.size() < maxOpsPerMulti,
+                "writes",
+                "a unit has 1..%d writes, got %d",
+                maxOpsPerMulti - 1,
+                writes.size());
+        var unit = new Unit(List.copyOf(writes), new CompletableFuture<>());
+        boolean full;
+        synchronized (lock) {
+            PidPoolException refusal = refusalLocked();
+            if (refusal != null) {
+                return CompletableFuture.failedFuture(refusal);
+            }
+            queue.addLast(unit);
+            queuedOps += unit.writes().size();
+            full = queuedOps >= maxOpsPerMulti - 1;
+        }
+        if (full) {
+            flush();
+        }
+        return unit.future();
+    }
+
+    /** Sends queued units, as many multi-ops as the in-flight limit allows; the rest follow as answers arrive. */
+    public void flush() {
+        List<Completion> completions = new ArrayList<>();
+        while (true) {
+            List<Unit> batch;
+            ZooKeeper zk;
+            synchronized (lock) {
+                if (state != State.OPEN || queue.isEmpty() || inFlight >= maxInFlight) {
+                    break;
+                }
+                try {
+                    zk = zooKeeper.get();
+                } catch (RuntimeException e) {
+                    failAllLocked(PidPoolException.unavailable("no ZooKeeper connection", e), completions);
+                    break;
+                }
+                if (zk == null || zk.getSessionId() != token.sessionId()) {
+                    fenceLocked(
+                            new PidPoolException(
+                                    ErrorCode.FENCED,
+                                    null,
+                                    "leader session 0x" + Long.toHexString(token.sessionId()) + " is gone"),
+                            completions);
+                    break;
+                }
+                batch = takeBatchLocked();
+                inFlight++;
+            }
+            send(zk, batch);
+        }
+        complete(completions);
+    }
+
+    private List<Unit> takeBatchLocked() {
+        List<Unit> batch = new ArrayList<>();
+        int ops = 1;
+        int bytes = epochPath.length();
+        while (!queue.isEmpty()) {
+            Unit next = queue.peekFirst();
+            int unitOps = next.writes().size();
+            int unitBytes = next.writes().stream().mapToInt(ZkWrite::size).sum();
+            if (!batch.isEmpty() && (ops + unitOps > maxOpsPerMulti || bytes + unitBytes > maxBytesPerMulti)) {
+                break;
+            }
+            queue.pollFirst();
+            queuedOps -= unitOps;
+            batch.add(next);
+            ops += unitOps;
+            bytes += unitBytes;
+        }
+        return batch;
+    }
+
+    private void send(ZooKeeper zk, List<Unit> batch) {
+        List<Op> ops = new ArrayList<>();
+        ops.add(Op.check(prefix + epochPath, token.epochVersion()));
+        for (Unit unit : batch) {
+            for (ZkWrite write : unit.writes()) {
+                ops.add(toOp(write));
+            }
+        }
+        multisSent.incrementAndGet();
+        opsSent.addAndGet(ops.size());
+        try {
+            zk.multi(ops, (rc, path, ctx, results) -> onResult(batch, rc, results), null);
+        } catch (RuntimeException e) {
+            log.warn("fenced multi-op could not be sent", e);
+            onResult(batch, Code.CONNECTIONLOSS.intValue(), null);
+        }
+    }
+
+    private Op toOp(ZkWrite write) {
+        String path = prefix + write.path();
+        if (write instanceof ZkWrite.Create c) {
+            return Op.create(
+                    path,
+                    c.data(),
+                    CreateOptions.newBuilder(ZooDefs.Ids.OPEN_ACL_UNSAFE, c.mode())
+                            .build());
+        } else if (write instanceof ZkWrite.SetData s) {
+            return Op.setData(path, s.data(), s.version());
+        } else if (write instanceof ZkWrite.Delete d) {
+            return Op.delete(path, d.version());
+        } else {
+            return Op.check(path, ((ZkWrite.Check) write).version());
+        }
+    }
+
+    private void onResult(List<Unit> batch, int rc, List<OpResult> results) {
+        List<Completion> completions = new ArrayList<>();
+        synchronized (lock) {
+            inFlight--;
+            if (rc == Code.OK.intValue()) {
+                int index = 1;
+                for (Unit unit : batch) {
+                    List<WriteResult> unitResults =
+                            new ArrayList<>(unit.writes().size());
+                    for (ZkWrite write : unit.writes()) {
+                        unitResults.add(new WriteResult(write, statOf(results.get(index++))));
+                    }
+                    completions.add(new Completion(unit.future(), unitResults, null));
+                }
+            } else if (results != null && results.size() == countOps(batch) + 1) {
+                int failed = firstFailure(results);
+                int err = failed < 0 ? rc : ((OpResult.ErrorResult) results.get(failed)).getErr();
+                if (failed < 0) {
+                    failUnitsLocked(batch, ZkErrors.translate(rc, "fenced multi-op"), completions);
+                } else if (failed == 0) {
+                    fenceLocked(
+                            new PidPoolException(
+                                    ErrorCode.FENCED,
+                                    null,
+                                    "epoch " + token.epoch().value() + " was superseded (" + Code.get(err) + " on "
+                                            + epochPath + ")"),
+                            completions);
+                    failUnitsLocked(batch, null, completions);
+                } else {
+                    Unit culprit = unitAt(batch, failed);
+                    ZkWrite write = culprit.writes().get(indexInUnit(batch, failed));
+                    completions.add(new Completion(
+                            culprit.future(), null, ZkErrors.translate(err, "write to " + write.path())));
+                    // the other units were not applied: send them again, in their order, before the rest
+                    List<Unit> again = new ArrayList<>(batch);
+                    again.remove(culprit);
+                    requeueFrontLocked(again, completions);
+                }
+            } else {
+                PidPoolException error = ZkErrors.translate(rc, "fenced multi-op");
+                if (error.code() == ErrorCode.FENCED) {
+                    fenceLocked(error, completions);
+                }
+                failUnitsLocked(batch, error, completions);
+            }
+        }
+        complete(completions);
+        flush();
+    }
+
+    private static int countOps(List<Unit> batch) {
+        return batch.stream().mapToInt(u -> u.writes().size()).sum();
+    }
+
+    private static int firstFailure(List<OpResult> results) {
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i) instanceof OpResult.ErrorResult error
+                    && error.getErr() != Code.OK.intValue()
+                    && error.getErr() != Code.RUNTIMEINCONSISTENCY.intValue()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static Unit unitAt(List<Unit> batch, int opIndex) {
+        int index = 1;
+        for (Unit unit : batch) {
+            if (opIndex < index + unit.writes().size()) {
+                return unit;
+            }
+            index += unit.writes().size();
+        }
+        throw new IllegalStateException("op " + opIndex + " is beyond the multi-op");
+    }
+
+    private static int indexInUnit(List<Unit> batch, int opIndex) {
+        int index = 1;
+        for (Unit unit : batch) {
+            if (opIndex < index + unit.writes().size()) {
+                return opIndex - index;
+            }
+            index += unit.writes().size();
+        }
+        throw new IllegalStateException("op " + opIndex + " is beyond the multi-op");
+    }
+
+    private static NodeStat statOf(OpResult result) {
+        if (result instanceof OpResult.CreateResult create && create.getStat() != null) {
+            return NodeStat.of(create.getStat());
+        }
+        if (result instanceof OpResult.SetDataResult set) {
+            return NodeStat.of(set.getStat());
+        }
+        return null;
+    }
+
+    private void requeueFrontLocked(List<Unit> units, List<Completion> completions) {
+        PidPoolException refusal = refusalLocked();
+        if (refusal != null) {
+            failUnitsLocked(units, refusal, completions);
+            return;
+        }
+        for (int i = units.size() - 1; i >= 0; i--) {
+            queue.addFirst(units.get(i));
+            queuedOps += units.get(i).writes().size();
+        }
+    }
+
+    private PidPoolException refusalLocked() {
+        return switch (state) {
+            case OPEN -> null;
+            case PAUSED ->
+                PidPoolException.unavailable("leader writes are paused (ZooKeeper connection suspended)", null);
+            case FENCED -> fencedBy;
+            case CLOSED -> new PidPoolException(ErrorCode.FENCED, "this leadership term is over");
+        };
+    }
+
+    private void fenceLocked(PidPoolException cause, List<Completion> completions) {
+        if (state == State.FENCED || state == State.CLOSED) {
+            return;
+        }
+        state = State.FENCED;
+        fencedBy = cause;
+        failAllLocked(cause, completions);
+        completions.add(new Completion(null, null, cause)); // marker: tell the listener outside the lock
+    }
+
+    private void failAllLocked(PidPoolException cause, List<Completion> completions) {
+        for (Unit unit : queue) {
+            completions.add(new Completion(unit.future(), null, cause));
+        }
+        queue.clear();
+        queuedOps = 0;
+    }
+
+    private void failUnitsLocked(List<Unit> units, PidPoolException cause, List<Completion> completions) {
+        PidPoolException error = cause != null ? cause : fencedBy;
+        for (Unit unit : units) {
+            completions.add(new Completion(unit.future(), null, error));
+        }
+    }
+
+    private void complete(List<Completion> completions) {
+        for (Completion c : completions) {
+            if (c.future() == null) {
+                log.warn("leader writes fenced off: {}", c.error().getMessage());
+                try {
+                    onFenced.accept((PidPoolException) c.error());
+                } catch (RuntimeException e) {
+                    log.error("fenced listener failed", e);
+                }
+            } else if (c.error() != null) {
+                c.future().completeExceptionally(c.error());
+            } else {
+                c.future().complete(c.value());
+            }
+        }
+    }
+
+    /**
+     * Stops sending (the leader's connection is SUSPENDED): queued units fail with
+     * {@link ErrorCode#UNAVAILABLE}, new ones are refused until {@link #resume()}. Multi-ops already sent
+     * complete or fail on their own.
+     */
+    public void pause() {
+        List<Completion> completions = new ArrayList<>();
+        synchronized (lock) {
+            if (state != State.OPEN) {
+                return;
+            }
+            state = State.PAUSED;
+            failAllLocked(refusalLocked(), completions);
+        }
+        complete(completions);
+    }
+
+    public void resume() {
+        synchronized (lock) {
+            if (state == State.PAUSED) {
+                state = State.OPEN;
+            }
+        }
+    }
+
+    public boolean isFenced() {
+        synchronized (lock) {
+            return state == State.FENCED;
+        }
+    }
+
+    /** Multi-ops sent so far (each with its epoch check). */
+    public long multisSent() {
+        return multisSent.get();
+    }
+
+    /** Operations sent so far, epoch checks included. */
+    public long opsSent() {
+        return opsSent.get();
+    }
+
+    /** Ends the term: queued and later units fail with {@link ErrorCode#FENCED}; the listener is not called. */
+    @Override
+    public void close() {
+        List<Completion> completions = new ArrayList<>();
+        synchronized (lock) {
+            if (state == State.CLOSED) {
+                return;
+            }
+            state = State.CLOSED;
+            failAllLocked(refusalLocked(), completions);
+        }
+        complete(completions);
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * ZooKeeper adapters of the server: the fenced, batched writer every leader write goes through, the
+ * epoch fence, a snapshot scanner built on read multi-ops, and a watcher that turns CuratorCache
+ * callbacks into {@link io.pidpool.server.zk.NodeEvent}s. Nothing here decides anything: the leader
+ * package does, on its one serial executor.
+ */
+package io.pidpool.server.zk;

@@ -1,0 +1,239 @@
+package io.pidpool.server.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pidpool.core.allocation.PlannerPolicy;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.protocol.InstanceNode;
+import io.pidpool.core.protocol.PidNode;
+import io.pidpool.server.zk.ZkWrite;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ReconcilerTest {
+    static final ModuleKey M = ModuleKey.parse("a#b#c");
+    static final Epoch E = new Epoch(2);
+    static final Duration GRACE = Duration.ofSeconds(2);
+    static final long T0 = 1_000_000_000L;
+
+    final LeaderSettings settings = LeaderSettings.defaults()
+            .withGrace(GRACE)
+            .withFailurePolicy(Duration.ofSeconds(30), 3, Duration.ofSeconds(1), Duration.ofMinutes(10));
+    final Reconciler reconciler = new Reconciler(ViewFixture.LAYOUT, settings);
+    final LeaderState state = new LeaderState();
+    final PlacementPolicy policy =
+            new PlannerPlacement(PlannerPolicy.defaults(GRACE).withRebalanceDelay(Duration.ZERO));
+    final ViewFixture fx = new ViewFixture();
+    DbView db = new DbFixture().module(M, 2, "p1", "p2", "p3", "p4").view();
+
+    Reconciler.Decision decide(long now) {
+        return reconciler.decide(fx.view, db, state, policy, E, GRACE.toNanos(), now);
+    }
+
+    static List<Intent> of(Reconciler.Decision d, Intent.Kind kind) {
+        return d.intents().stream().filter(i -> i.kind() == kind).toList();
+    }
+
+    static PidNode written(Intent intent) {
+        ZkWrite last = intent.writes().get(intent.writes().size() - 1);
+        byte[] data = last instanceof ZkWrite.Create c ? c.data() : ((ZkWrite.SetData) last).data();
+        return PidNode.decode(data);
+    }
+
+    @Test
+    void aNewInstanceGetsItsPidsNodeAndItsPathBeforeAnything() {
+        InstanceKey key = fx.instance(M, "i-1", 11, false);
+        var d = decide(T0);
+        assertThat(d.intents()).hasSize(1);
+        Intent handshake = d.intents().get(0);
+        assertThat(handshake.kind()).isEqualTo(Intent.Kind.HANDSHAKE);
+        String pidsPath = ViewFixture.LAYOUT.pids(M, key.instance());
+        assertThat(handshake.writes().get(0)).isInstanceOf(ZkWrite.Create.class);
+        assertThat(handshake.writes().get(0).path()).isEqualTo(pidsPath);
+        var set = (ZkWrite.SetData) handshake.writes().get(1);
+        assertThat(set.version()).isZero();
+        assertThat(InstanceNode.decode(set.data()).pidsPath()).isEqualTo(pidsPath);
+    }
+
+    @Test
+    void addingsAreStampedWithTheEpochAndTheInstancesSession() {
+        fx.instance(M, "i-1", 11, true);
+        fx.instance(M, "i-2", 22, true);
+        var adds = of(decide(T0), Intent.Kind.ADD);
+        assertThat(adds).hasSize(4);
+        for (Intent add : adds) {
+            PidNode node = written(add);
+            assertThat(node.state()).isEqualTo(PidState.ADDING);
+            assertThat(node.epoch()).isEqualTo(E);
+            assertThat(node.ownerSessionId())
+                    .isEqualTo(add.holder().instance().value().equals("i-1") ? 11 : 22);
+        }
+        assertThat(adds)
+                .extracting(Intent::holder)
+                .filteredOn(h -> h.instance().value().equals("i-1"))
+                .hasSize(2);
+    }
+
+    @Test
+    void aWriteInFlightIsNotDecidedAgain() {
+        fx.instance(M, "i-1", 11, true);
+        var first = decide(T0);
+        first.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
+        assertThat(decide(T0 + 1).intents()).isEmpty();
+    }
+
+    @Test
+    void aDepartedInstancesPidsStayUntouchableForTheGracePeriod() {
+        InstanceKey gone = fx.instance(M, "gone", 11, true);
+        InstanceKey live = fx.instance(M, "live", 22, true);
+        for (String p : List.of("p1", "p2")) {
+            fx.pid(gone, p, PidState.ADDED, E, 11);
+        }
+        for (String p : List.of("p3", "p4")) {
+            fx.pid(live, p, PidState.ADDED, E, 22);
+        }
+        fx.vanish(gone);
+        assertThat(decide(T0).intents()).isEmpty(); // the leader sees it gone now: grace starts
+        assertThat(decide(T0 + GRACE.toNanos() - 1).intents()).isEmpty();
+        var released = decide(T0 + GRACE.toNanos());
+        assertThat(of(released, Intent.Kind.REMOVE_NODE))
+                .extracting(Intent::pid)
+                .containsExactlyInAnyOrder("p1", "p2");
+        assertThat(of(released, Intent.Kind.ADD)).isEmpty(); // delete first, add once the deletes are seen
+        released.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
+        for (Intent remove : released.intents()) {
+            state.replay(new LeaderRecord.WriteSettled(remove));
+            fx.delete(remove.writes().get(0).path());
+        }
+        var adds = of(decide(T0 + GRACE.toNanos() + 1), Intent.Kind.ADD);
+        assertThat(adds).extracting(Intent::pid).containsExactlyInAnyOrder("p1", "p2");
+        assertThat(adds).allSatisfy(a -> assertThat(a.holder()).isEqualTo(live));
+    }
+
+    @Test
+    void nothingIsAddedWhileANodeOfThePidMayStillBeHeld() {
+        InstanceKey a = fx.instance(M, "i-1", 11, true);
+        InstanceKey b = fx.instance(M, "i-2", 22, true);
+        fx.pid(a, "p1", PidState.DELETING, E, 11); // a move under way, not yet answered
+        fx.pid(a, "p2", PidState.ADDED, E, 11);
+        var d = decide(T0);
+        assertThat(of(d, Intent.Kind.ADD)).extracting(Intent::pid).doesNotContain("p1");
+        fx.pid(a, "p1", PidState.DELETED, E, 11);
+        state.replay(new LeaderRecord.RevokeSent(ViewFixture.LAYOUT.pid(M, a.instance(), "p1")));
+        var removal = decide(T0 + 1);
+        assertThat(of(removal, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
+        assertThat(b).isNotNull();
+    }
+
+    @Test
+    void anUnaskedDeletedMeansTheInstanceIsClosingAndGetsNothingNew() {
+        InstanceKey closing = fx.instance(M, "i-1", 11, true);
+        fx.pid(closing, "p1", PidState.DELETED, E, 11); // nobody sent DELETING: a goodbye
+        var d = decide(T0);
+        assertThat(of(d, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
+        assertThat(of(d, Intent.Kind.ADD)).isEmpty();
+        assertThat(state.draining(closing, T0, settings.ackTimeout().toNanos())).isTrue();
+    }
+
+    @Test
+    void aFailedAddingIsRemovedCountedAndCooledDownAfterRepeatedFailures() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        long now = T0;
+        for (int failure = 1; failure <= 3; failure++) {
+            String path = fx.failedPid(key, "p1", E, 11);
+            var d = decide(now);
+            assertThat(of(d, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).contains("p1");
+            assertThat(state.failures("p1")).isEqualTo(failure);
+            assertThat(state.offerable("p1", now)).isFalse(); // retry backoff
+            if (failure == 3) {
+                assertThat(d.pidUpdates()).extracting(PidAccount::status).containsExactly(PidStatus.COOLDOWN);
+                assertThat(d.alerts()).anyMatch(a -> a.contains("cooldown"));
+            } else {
+                assertThat(d.pidUpdates()).isEmpty();
+            }
+            fx.delete(path);
+            now += Duration.ofSeconds(2).toNanos();
+        }
+        assertThat(state.offerable("p1", now)).isFalse();
+    }
+
+    @Test
+    void unansweredInstructionsOfAnEarlierEpochAreReStamped() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        Epoch old = new Epoch(1);
+        fx.pid(key, "p1", PidState.ADDING, old, 11);
+        fx.pid(key, "p2", PidState.DELETING, old, 11);
+        fx.pid(key, "p3", PidState.ADDED, old, 11); // answered: left alone
+        var d = decide(T0);
+        Intent adding = d.intents().stream()
+                .filter(i -> "p1".equals(i.pid()))
+                .findFirst()
+                .orElseThrow();
+        Intent deleting = d.intents().stream()
+                .filter(i -> "p2".equals(i.pid()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(written(adding).state()).isEqualTo(PidState.ADDING);
+        assertThat(written(adding).epoch()).isEqualTo(E);
+        assertThat(adding.writes().get(0)).isInstanceOf(ZkWrite.SetData.class);
+        assertThat(written(deleting).state()).isEqualTo(PidState.DELETING);
+        assertThat(written(deleting).epoch()).isEqualTo(E);
+        assertThat(d.intents()).noneMatch(i -> "p3".equals(i.pid()));
+    }
+
+    @Test
+    void aMalformedNodeUnderALiveInstanceIsRevokedWithAWellFormedDeleting() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        String path = fx.raw(ViewFixture.LAYOUT.pid(M, key.instance(), "p1"), "junk".getBytes(StandardCharsets.UTF_8));
+        var d = decide(T0);
+        Intent repair = d.intents().stream()
+                .filter(i -> "p1".equals(i.pid()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(repair.kind()).isEqualTo(Intent.Kind.REVOKE);
+        PidNode node = written(repair);
+        assertThat(node.state()).isEqualTo(PidState.DELETING);
+        assertThat(node.ownerSessionId()).isEqualTo(11);
+        assertThat(node.account()).isEqualTo(DbFixture.payload("p1"));
+        assertThat(((ZkWrite.SetData) repair.writes().get(0)).version())
+                .isEqualTo(fx.stat(path).version());
+        assertThat(d.alerts()).anyMatch(a -> a.contains("unusable"));
+        assertThat(of(d, Intent.Kind.ADD)).extracting(Intent::pid).doesNotContain("p1");
+    }
+
+    @Test
+    void aChangedAccountIsSentAsUpdating() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        for (String p : List.of("p1", "p2", "p3", "p4")) {
+            fx.pid(key, p, PidState.ADDED, E, 11);
+        }
+        PidAccount changed = new PidAccount(
+                "p2", M, 777, 5, PidStatus.ACTIVE, DbFixture.account(M, "p2").secret(), Map.of());
+        db.replay(new DbChange.PidPut(changed));
+        var updates = of(decide(T0), Intent.Kind.UPDATE);
+        assertThat(updates).hasSize(1);
+        PidNode node = written(updates.get(0));
+        assertThat(node.state()).isEqualTo(PidState.UPDATING);
+        assertThat(node.account().monthlyQuota()).isEqualTo(777);
+        assertThat(node.account().overageAllowance()).isEqualTo(5);
+    }
+
+    @Test
+    void assignmentRowsMirrorTheNodesStampedWithThisEpoch() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        fx.pid(key, "p1", PidState.ADDED, new Epoch(1), 11);
+        var d = decide(T0);
+        assertThat(d.rowUpserts())
+                .containsExactly(new io.pidpool.core.model.Assignment("p1", M, key.instance(), PidState.ADDED, E, 11));
+        state.replay(new LeaderRecord.RowsWritten(d.rowUpserts(), d.rowRemovals()));
+        fx.delete(ViewFixture.LAYOUT.pid(M, key.instance(), "p1"));
+        assertThat(decide(T0 + 1).rowRemovals()).containsExactly("p1");
+    }
+}

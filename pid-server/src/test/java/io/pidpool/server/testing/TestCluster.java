@@ -1,0 +1,201 @@
+package io.pidpool.server.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pidpool.core.model.Assignment;
+import io.pidpool.core.model.ModuleConfig;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.LeaderSettings;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.RepositoryLeaderStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+
+/**
+ * A loopback ZooKeeper, an in-memory store, server nodes and simulated instances, closed together.
+ * Integration tests build their scenario on it.
+ */
+public final class TestCluster implements AutoCloseable {
+    public static final ZkLayout LAYOUT = new ZkLayout("test");
+
+    public final LoopbackZooKeeper zk = new LoopbackZooKeeper();
+    /** An H2 database in memory, migrated by the real bootstrap, behind the real Jdbi adapters. */
+    public final Database database =
+            Database.open("jdbc:h2:mem:leader" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", "sa", "");
+
+    public final Repositories repositories = database.repositories(Clock.systemUTC());
+    public final RepositoryLeaderStore store = new RepositoryLeaderStore(repositories);
+    public final Platform platform = new Platform();
+    private final AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
+    public final List<PidPoolNode> nodes = new ArrayList<>();
+    public final List<SimulatedInstance> instances = new ArrayList<>();
+    private int nextInstance;
+
+    /** Settings for tests: short intervals, a 1.2 s grace period, shares of vacant slots spread at once. */
+    public static LeaderSettings settings() {
+        return LeaderSettings.defaults()
+                .withGrace(Duration.ofMillis(1_200))
+                .withRebalanceDelay(Duration.ZERO)
+                .withIntervals(Duration.ofMillis(500), Duration.ofSeconds(2), Duration.ofMillis(200))
+                .withFailurePolicy(Duration.ofSeconds(5), 3, Duration.ofMillis(300), Duration.ofMinutes(10));
+    }
+
+    /** Trivial reversible "sealing" for tests: key id {@code test}, the bytes reversed. */
+    public static SealedSecret seal(String plain) {
+        byte[] bytes = plain.getBytes(StandardCharsets.UTF_8);
+        byte[] reversed = new byte[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            reversed[i] = bytes[bytes.length - 1 - i];
+        }
+        return new SealedSecret("test", reversed);
+    }
+
+    public static SealedSecret secret(String pid) {
+        return new SealedSecret("test", ("sealed-" + pid).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Adds {@code count} PIDs named {@code <prefix>-<n>} to a module (configured with {@code servers}). */
+    public List<String> addPids(ModuleKey module, int servers, String prefix, int count) {
+        repositories.modules().put(ModuleConfig.of(module, servers));
+        List<String> ids = new ArrayList<>();
+        List<PidAccount> accounts = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String id = prefix + "-" + i;
+            accounts.add(new PidAccount(id, module, 10_000, 0, PidStatus.ACTIVE, secret(id), Map.of()));
+            ids.add(id);
+        }
+        repositories.pids().insertAll(accounts);
+        return ids;
+    }
+
+    public PidPoolNode startNode(String id) {
+        return startNode(id, b -> b);
+    }
+
+    public PidPoolNode startNode(String id, UnaryOperator<PidPoolNode.Builder> customize) {
+        PidPoolNode node = customize
+                .apply(PidPoolNode.builder()
+                        .nodeId(id)
+                        .connectString(zk.connectString())
+                        .cluster(LAYOUT.cluster())
+                        .sessionTimeout(Duration.ofSeconds(2))
+                        .settings(settings())
+                        .repositories(repositories)
+                        .sealer(TestCluster::seal)
+                        .ids(ids::incrementAndGet))
+                .build();
+        nodes.add(node);
+        node.start();
+        return node;
+    }
+
+    public SimulatedInstance startInstance(ModuleKey module) {
+        var sim = new SimulatedInstance(zk.connectString(), LAYOUT, module, "sim" + nextInstance++, platform);
+        instances.add(sim);
+        return sim.start();
+    }
+
+    public PidPoolNode leader() {
+        return nodes.stream().filter(PidPoolNode::isLeader).findFirst().orElse(null);
+    }
+
+    public List<SimulatedInstance> instancesOf(ModuleKey module) {
+        return instances.stream().filter(s -> s.module().equals(module)).toList();
+    }
+
+    /** PID -> instance ids holding it (live simulated instances only). */
+    public Map<String, Set<String>> holders() {
+        Map<String, Set<String>> holders = new HashMap<>();
+        for (SimulatedInstance sim : instances) {
+            for (String pid : sim.held()) {
+                holders.computeIfAbsent(pid, k -> new TreeSet<>()).add(sim.id().value());
+            }
+        }
+        return holders;
+    }
+
+    /** Every PID of {@code pids} is held by exactly one live instance of {@code module}, balanced within 1. */
+    public boolean settled(ModuleKey module, List<String> pids) {
+        List<SimulatedInstance> live = instancesOf(module);
+        Set<String> all = new HashSet<>();
+        int min = Integer.MAX_VALUE;
+        int max = 0;
+        for (SimulatedInstance sim : live) {
+            Set<String> held = sim.held();
+            for (String pid : held) {
+                if (!all.add(pid)) {
+                    return false;
+                }
+            }
+            min = Math.min(min, held.size());
+            max = Math.max(max, held.size());
+        }
+        return all.equals(new HashSet<>(pids)) && max - min <= 1;
+    }
+
+    /** Per module: instance -> held count, and how many of the module's PIDs are held. */
+    public String describe(ModuleKey module, List<String> pids) {
+        StringBuilder text = new StringBuilder(module + ":");
+        Set<String> all = new HashSet<>();
+        for (SimulatedInstance sim : instancesOf(module)) {
+            text.append(' ').append(sim.id()).append('=').append(sim.held().size());
+            all.addAll(sim.held());
+        }
+        all.retainAll(new HashSet<>(pids));
+        return text.append(" held ")
+                .append(all.size())
+                .append('/')
+                .append(pids.size())
+                .toString();
+    }
+
+    public PidAccount pid(String id) {
+        return repositories.pids().find(id).orElseThrow();
+    }
+
+    public Map<String, Assignment> assignments() {
+        Map<String, Assignment> rows = new HashMap<>();
+        repositories.assignments().findAll().forEach(a -> rows.put(a.pidId(), a));
+        return rows;
+    }
+
+    public void assertNoDoubleLogin() {
+        assertThat(platform.violations()).as("double logins").isEmpty();
+    }
+
+    public void remove(SimulatedInstance sim) {
+        instances.remove(sim);
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+        for (SimulatedInstance sim : instances) {
+            try {
+                sim.crash();
+            } catch (RuntimeException e) {
+                // best effort
+            }
+        }
+        for (PidPoolNode node : nodes) {
+            node.close();
+        }
+        zk.close();
+        database.close();
+    }
+}

@@ -1,2 +1,0 @@
-/** PidPool worker. */
-package io.pidpool.worker;

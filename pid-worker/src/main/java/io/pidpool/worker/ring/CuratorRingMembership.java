@@ -1,0 +1,180 @@
+package io.pidpool.worker.ring;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Names;
+import io.pidpool.core.ring.ConsistentHashRing;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.zookeeper.CreateMode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ring membership in ZooKeeper (seed 002). The worker's node {@code /workers/<group>/<memberId>}
+ * is EPHEMERAL and kept by Curator's {@link PersistentNode}, which re-creates it under the same
+ * name after a session loss, so a worker comes back to the same ring points. Its data holds the
+ * worker's virtual node count ({@code vnodes=...}): every member computes every other member's
+ * points from id and count, so workers configured with different counts still agree on one ring.
+ *
+ * <p>A {@link CuratorCache} on the group folder rebuilds the ring after each change. ZooKeeper
+ * delivers changes with a delay and a watch can miss intermediate states; a partitioned worker
+ * keeps its last ring until it reconnects. Neither is a correctness problem: claims in the task
+ * table are conditional, the ring only spreads the polling.
+ *
+ * <p>Concurrency: the ring is rebuilt and listeners are called on Curator's event thread; {@link
+ * #ring()} reads a volatile snapshot.
+ */
+public final class CuratorRingMembership implements RingMembership {
+    private static final Logger LOG = LoggerFactory.getLogger(CuratorRingMembership.class);
+
+    private enum State {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final String groupPath;
+    private final String memberId;
+    private final PersistentNode node;
+    private final CuratorCache cache;
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
+    private volatile ConsistentHashRing ring = ConsistentHashRing.empty();
+
+    /**
+     * @param client a started client, already in the cluster's namespace ({@code pidpool/<cluster>})
+     * @param group the worker group (a token)
+     * @param memberId this worker's id (a token), see {@link WorkerIdentity}
+     * @param virtualNodes this worker's points on the ring
+     */
+    public CuratorRingMembership(
+            CuratorFramework client, String group, String memberId, int virtualNodes, String host, Clock clock) {
+        requireNonNull(client, "curator");
+        Names.requireToken(group, "group");
+        Names.requireToken(memberId, "memberId");
+        requireArgument(
+                virtualNodes >= 1 && virtualNodes <= ConsistentHashRing.MAX_VIRTUAL_NODES,
+                "virtualNodes",
+                "virtualNodes must be in 1..%d, was %d",
+                ConsistentHashRing.MAX_VIRTUAL_NODES,
+                virtualNodes);
+        this.groupPath = "/workers/" + group;
+        this.memberId = memberId;
+        String data = "vnodes=" + virtualNodes + "\nhost=" + host + "\nstartedAt=" + clock.instant() + "\n";
+        this.node = new PersistentNode(
+                client, CreateMode.EPHEMERAL, false, groupPath + "/" + memberId, data.getBytes(StandardCharsets.UTF_8));
+        this.cache = CuratorCache.build(client, groupPath);
+        this.cache
+                .listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forAll((type, before, after) -> rebuild())
+                        .forInitialized(this::rebuild)
+                        .build());
+    }
+
+    @Override
+    public String memberId() {
+        return memberId;
+    }
+
+    @Override
+    public ConsistentHashRing ring() {
+        return ring;
+    }
+
+    @Override
+    public void start() {
+        if (!state.compareAndSet(State.LATENT, State.STARTED)) {
+            throw PidPoolException.illegalState("membership %s was already started", memberId);
+        }
+        cache.start();
+        node.start();
+    }
+
+    @Override
+    public void addListener(Runnable listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public void close() {
+        if (!state.compareAndSet(State.STARTED, State.CLOSED)) {
+            state.set(State.CLOSED);
+            return;
+        }
+        try {
+            node.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("worker {} could not delete its ring node ({}); it goes with the session", memberId, e.toString());
+        }
+        cache.close();
+    }
+
+    private void rebuild() {
+        Map<String, Integer> members = new HashMap<>();
+        cache.stream()
+                .filter(d ->
+                        d.getPath().startsWith(groupPath + "/") && d.getPath().indexOf('/', groupPath.length() + 1) < 0)
+                .forEach(d -> {
+                    String id = d.getPath().substring(groupPath.length() + 1);
+                    if (id.matches("[A-Za-z0-9_.\\-]{1,64}")) {
+                        members.put(id, virtualNodesOf(d));
+                    }
+                });
+        ConsistentHashRing next;
+        try {
+            next = ConsistentHashRing.of(members);
+        } catch (PidPoolException e) {
+            LOG.warn("ignoring an unusable view of {}: {}", groupPath, e.getMessage());
+            return;
+        }
+        if (next.equals(ring)) {
+            return;
+        }
+        ConsistentHashRing before = ring;
+        ring = next;
+        LOG.info(
+                "ring of {} changed: {} -> {} members; worker {} now owns {}% of the slots",
+                groupPath,
+                before.members().size(),
+                next.members().size(),
+                memberId,
+                String.format("%.1f", next.shareOf(memberId) * 100));
+        for (Runnable l : listeners) {
+            try {
+                l.run();
+            } catch (RuntimeException e) {
+                LOG.warn("ring listener failed", e);
+            }
+        }
+    }
+
+    private static int virtualNodesOf(ChildData d) {
+        Properties p = new Properties();
+        try {
+            p.load(new StringReader(
+                    new String(d.getData() == null ? new byte[0] : d.getData(), StandardCharsets.UTF_8)));
+            int v = Integer.parseInt(p.getProperty("vnodes", "1").trim());
+            return Math.max(1, Math.min(v, ConsistentHashRing.MAX_VIRTUAL_NODES));
+        } catch (IOException | NumberFormatException e) {
+            LOG.warn("worker node {} has unreadable data; counting it with 1 virtual node", d.getPath());
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,386 @@
+package io.pidpool.worker.task;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.ring.SlotRange;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.PreparedBatch;
+import org.jdbi.v3.core.statement.StatementContext;
+
+/**
+ * {@link TaskStore} on the {@value TaskSchema#TASK_TABLE} table through Jdbi; portable SQL for H2,
+ * PostgreSQL and MariaDB/MySQL. Each method is one short autocommit statement or one transaction;
+ * the claim is a single conditional {@code UPDATE ... WHERE id IN (...) AND status = 'PENDING'}
+ * followed by a primary-key read of the rows it won.
+ *
+ * <p>Thread-safe (Jdbi opens a handle per call).
+ */
+public final class JdbiTaskStore implements TaskStore {
+    private static final String COLUMNS = "id, task_group, slot, task_type, task_key, body, status, attempts,"
+            + " max_attempts, next_attempt_at_ms, lease_until_ms, owner_id, claim_id, last_error,"
+            + " created_at_ms, updated_at_ms";
+    private static final String TABLE = TaskSchema.TASK_TABLE;
+
+    private final Jdbi jdbi;
+
+    public JdbiTaskStore(Jdbi jdbi) {
+        this.jdbi = requireNonNull(jdbi, "jdbi");
+    }
+
+    /** A store on {@code dataSource}; run {@link TaskSchema#migrate} first. */
+    public static JdbiTaskStore create(DataSource dataSource) {
+        return new JdbiTaskStore(Jdbi.create(requireNonNull(dataSource, "dataSource")));
+    }
+
+    @Override
+    public long enqueue(NewTask task, Instant now) {
+        return enqueueAll(List.of(task), now).get(0);
+    }
+
+    @Override
+    public List<Long> enqueueAll(List<NewTask> tasks, Instant now) {
+        requireNonNull(tasks, "tasks");
+        if (tasks.isEmpty()) {
+            return List.of();
+        }
+        long nowMs = now.toEpochMilli();
+        return inTransaction(h -> {
+            PreparedBatch batch = h.prepareBatch("INSERT INTO " + TABLE
+                    + " (task_group, slot, task_type, task_key, body, status, attempts, max_attempts,"
+                    + " next_attempt_at_ms, lease_until_ms, claim_id, created_at_ms, updated_at_ms)"
+                    + " VALUES (:group, :slot, :type, :key, :body, 'PENDING', 0, :max, :next, 0, 0, :now, :now)");
+            for (NewTask t : tasks) {
+                batch.bind("group", t.group())
+                        .bind("slot", t.slot())
+                        .bind("type", t.type())
+                        .bind("key", t.key())
+                        .bind("body", t.body())
+                        .bind("max", t.maxAttempts())
+                        .bind("next", t.notBefore().map(Instant::toEpochMilli).orElse(nowMs))
+                        .bind("now", nowMs)
+                        .add();
+            }
+            List<Long> ids = batch.executePreparedBatch("id").mapTo(Long.class).list();
+            if (ids.size() != tasks.size()) {
+                throw PidPoolException.illegalState("inserted %d tasks but got %d ids", tasks.size(), ids.size());
+            }
+            return ids;
+        });
+    }
+
+    @Override
+    public List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
+        requireArgument(limit > 0, "limit", "limit must be positive, was %d", limit);
+        if (ranges.isEmpty()) {
+            return List.of();
+        }
+        return withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE
+                        + " WHERE task_group = :group AND status = 'PENDING' AND next_attempt_at_ms <= :now AND "
+                        + rangePredicate(ranges) + " ORDER BY id LIMIT :limit")
+                .bind("group", group)
+                .bind("now", now.toEpochMilli())
+                .bind("limit", limit)
+                .bindMap(rangeParams(ranges))
+                .map(JdbiTaskStore::mapTask)
+                .list());
+    }
+
+    @Override
+    public List<Task> claim(Collection<Long> ids, Claim claim) {
+        if (ids.isEmpty()) {
+            return List.of();
+        }
+        return withHandle(h -> {
+            int won = h.createUpdate(
+                            "UPDATE " + TABLE + " SET status = 'RUNNING', owner_id = :owner, claim_id = :claim,"
+                                    + " lease_until_ms = :lease, attempts = attempts + 1, updated_at_ms = :now"
+                                    + " WHERE id IN (<ids>) AND status = 'PENDING'")
+                    .bind("owner", claim.owner())
+                    .bind("claim", claim.claimId())
+                    .bind("lease", claim.leaseUntil().toEpochMilli())
+                    .bind("now", claim.now().toEpochMilli())
+                    .bindList("ids", List.copyOf(ids))
+                    .execute();
+            if (won == 0) {
+                return List.of();
+            }
+            return h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE
+                            + " WHERE id IN (<ids>) AND claim_id = :claim AND status = 'RUNNING' ORDER BY id")
+                    .bindList("ids", List.copyOf(ids))
+                    .bind("claim", claim.claimId())
+                    .map(JdbiTaskStore::mapTask)
+                    .list();
+        });
+    }
+
+    @Override
+    public int complete(long claimId, Collection<Long> ids, Instant now) {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        return withHandle(h -> h.createUpdate("UPDATE " + TABLE
+                        + " SET status = 'DONE', lease_until_ms = 0, updated_at_ms = :now"
+                        + " WHERE id IN (<ids>) AND claim_id = :claim AND status = 'RUNNING'")
+                .bind("now", now.toEpochMilli())
+                .bind("claim", claimId)
+                .bindList("ids", List.copyOf(ids))
+                .execute());
+    }
+
+    @Override
+    public int fail(long claimId, List<Failure> failures, Instant now) {
+        if (failures.isEmpty()) {
+            return 0;
+        }
+        return inTransaction(h -> {
+            PreparedBatch batch = h.prepareBatch("UPDATE " + TABLE
+                    + " SET status = :status, next_attempt_at_ms = :next, last_error = :error, lease_until_ms = 0,"
+                    + " updated_at_ms = :now WHERE id = :id AND claim_id = :claim AND status = 'RUNNING'");
+            for (Failure f : failures) {
+                batch.bind("status", f.retryAt().isPresent() ? "PENDING" : "FAILED")
+                        .bind("next", f.retryAt().map(Instant::toEpochMilli).orElse(now.toEpochMilli()))
+                        .bind("error", f.error())
+                        .bind("now", now.toEpochMilli())
+                        .bind("id", f.id())
+                        .bind("claim", claimId)
+                        .add();
+            }
+            return sum(batch.execute());
+        });
+    }
+
+    @Override
+    public int release(long claimId, Collection<Long> ids, Instant now) {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        return withHandle(h -> h.createUpdate("UPDATE " + TABLE
+                        + " SET status = 'PENDING', attempts = attempts - 1, owner_id = NULL, claim_id = 0,"
+                        + " lease_until_ms = 0, next_attempt_at_ms = :now, updated_at_ms = :now"
+                        + " WHERE id IN (<ids>) AND claim_id = :claim AND status = 'RUNNING'")
+                .bind("now", now.toEpochMilli())
+                .bind("claim", claimId)
+                .bindList("ids", List.copyOf(ids))
+                .execute());
+    }
+
+    @Override
+    public ReapResult reapExpiredLeases(String group, Instant now) {
+        long nowMs = now.toEpochMilli();
+        // find first (a plain read), then update by primary key: an UPDATE that scanned the status
+        // index would lock index ranges and deadlock with claims on MariaDB
+        List<Long> expired = withHandle(h -> h.createQuery("SELECT id FROM " + TABLE
+                        + " WHERE task_group = :group AND status = 'RUNNING' AND lease_until_ms < :now ORDER BY id")
+                .bind("group", group)
+                .bind("now", nowMs)
+                .mapTo(Long.class)
+                .list());
+        if (expired.isEmpty()) {
+            return ReapResult.NONE;
+        }
+        return inTransaction(h -> {
+            int failed = h.createUpdate("UPDATE " + TABLE
+                            + " SET status = 'FAILED', last_error = CONCAT('lease of ', owner_id, ' expired on the last attempt'),"
+                            + " lease_until_ms = 0, updated_at_ms = :now"
+                            + " WHERE id IN (<ids>) AND status = 'RUNNING' AND lease_until_ms < :now"
+                            + " AND attempts >= max_attempts")
+                    .bindList("ids", expired)
+                    .bind("now", nowMs)
+                    .execute();
+            int returned = h.createUpdate("UPDATE " + TABLE
+                            + " SET status = 'PENDING', last_error = CONCAT('lease of ', owner_id, ' expired'),"
+                            + " owner_id = NULL, claim_id = 0, lease_until_ms = 0, next_attempt_at_ms = :now,"
+                            + " updated_at_ms = :now"
+                            + " WHERE id IN (<ids>) AND status = 'RUNNING' AND lease_until_ms < :now")
+                    .bindList("ids", expired)
+                    .bind("now", nowMs)
+                    .execute();
+            return returned == 0 && failed == 0 ? ReapResult.NONE : new ReapResult(returned, failed);
+        });
+    }
+
+    @Override
+    public Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges) {
+        Map<SlotRange, Long> out = new LinkedHashMap<>();
+        ranges.forEach(r -> out.put(r, 0L));
+        if (ranges.isEmpty()) {
+            return out;
+        }
+        StringBuilder which = new StringBuilder("CASE");
+        for (int i = 0; i < ranges.size(); i++) {
+            which.append(" WHEN slot >= :s")
+                    .append(i)
+                    .append(" AND slot < :e")
+                    .append(i)
+                    .append(" THEN ")
+                    .append(i);
+        }
+        which.append(" END");
+        withHandle(h -> h.createQuery("SELECT r, COUNT(*) AS n FROM (SELECT " + which + " AS r FROM " + TABLE
+                                + " WHERE task_group = :group AND status = 'PENDING' AND " + rangePredicate(ranges)
+                                + ") counted GROUP BY r")
+                        .bind("group", group)
+                        .bindMap(rangeParams(ranges))
+                        .map((rs, ctx) -> Map.entry(rs.getInt("r"), rs.getLong("n")))
+                        .list())
+                .forEach(e -> out.merge(ranges.get(e.getKey()), e.getValue(), Long::sum));
+        return out;
+    }
+
+    @Override
+    public Map<TaskStatus, Long> countByStatus(String group) {
+        return withHandle(h -> {
+            Map<TaskStatus, Long> out = new EnumMap<>(TaskStatus.class);
+            h.createQuery("SELECT status, COUNT(*) AS n FROM " + TABLE + " WHERE task_group = :group GROUP BY status")
+                    .bind("group", group)
+                    .map((rs, ctx) -> Map.entry(TaskStatus.valueOf(rs.getString("status")), rs.getLong("n")))
+                    .forEach(e -> out.put(e.getKey(), e.getValue()));
+            return out;
+        });
+    }
+
+    @Override
+    public Optional<Task> find(long id) {
+        return withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE + " WHERE id = :id")
+                .bind("id", id)
+                .map(JdbiTaskStore::mapTask)
+                .findOne());
+    }
+
+    @Override
+    public int purgeDone(String group, Instant olderThan, int limit) {
+        requireArgument(limit > 0, "limit", "limit must be positive, was %d", limit);
+        return withHandle(h -> {
+            // two steps: PostgreSQL has no DELETE ... LIMIT, MariaDB no LIMIT inside IN (subquery)
+            List<Long> ids = h.createQuery("SELECT id FROM " + TABLE
+                            + " WHERE task_group = :group AND status = 'DONE' AND updated_at_ms < :before"
+                            + " ORDER BY id LIMIT :limit")
+                    .bind("group", group)
+                    .bind("before", olderThan.toEpochMilli())
+                    .bind("limit", limit)
+                    .mapTo(Long.class)
+                    .list();
+            if (ids.isEmpty()) {
+                return 0;
+            }
+            return h.createUpdate("DELETE FROM " + TABLE + " WHERE id IN (<ids>) AND status = 'DONE'")
+                    .bindList("ids", ids)
+                    .execute();
+        });
+    }
+
+    private static String rangePredicate(List<SlotRange> ranges) {
+        StringBuilder sql = new StringBuilder("(");
+        for (int i = 0; i < ranges.size(); i++) {
+            if (i > 0) {
+                sql.append(" OR ");
+            }
+            sql.append("(slot >= :s")
+                    .append(i)
+                    .append(" AND slot < :e")
+                    .append(i)
+                    .append(')');
+        }
+        return sql.append(')').toString();
+    }
+
+    private static Map<String, Object> rangeParams(List<SlotRange> ranges) {
+        Map<String, Object> params = new HashMap<>();
+        for (int i = 0; i < ranges.size(); i++) {
+            params.put("s" + i, ranges.get(i).start());
+            params.put("e" + i, ranges.get(i).end());
+        }
+        return params;
+    }
+
+    private static int sum(int[] counts) {
+        int total = 0;
+        for (int c : counts) {
+            // some drivers report SUCCESS_NO_INFO (-2) for batched statements
+            total += Math.max(c, 0);
+        }
+        return total;
+    }
+
+    private static Task mapTask(ResultSet rs, StatementContext ctx) throws SQLException {
+        return new Task(
+                rs.getLong("id"),
+                rs.getString("task_group"),
+                rs.getLong("slot"),
+                rs.getString("task_type"),
+                rs.getString("task_key"),
+                rs.getString("body"),
+                TaskStatus.valueOf(rs.getString("status")),
+                rs.getInt("attempts"),
+                rs.getInt("max_attempts"),
+                rs.getLong("next_attempt_at_ms"),
+                rs.getLong("lease_until_ms"),
+                rs.getString("owner_id"),
+                rs.getLong("claim_id"),
+                rs.getString("last_error"),
+                rs.getLong("created_at_ms"),
+                rs.getLong("updated_at_ms"));
+    }
+
+    private <T> T withHandle(HandleCallback<T, RuntimeException> callback) {
+        return retryingTransient(() -> jdbi.withHandle(callback));
+    }
+
+    private <T> T inTransaction(HandleCallback<T, RuntimeException> callback) {
+        return retryingTransient(() -> jdbi.inTransaction(callback));
+    }
+
+    /**
+     * Runs {@code call}, repeating it up to twice when the database rolled it back as a deadlock
+     * victim or serialization failure (SQLSTATE 40xxx): every statement here is conditional, so a
+     * repeat is safe. Other failures become UNAVAILABLE at once.
+     */
+    private static <T> T retryingTransient(java.util.function.Supplier<T> call) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.get();
+            } catch (JdbiException e) {
+                if (attempt >= 3 || !isTransient(e)) {
+                    throw unavailable(e);
+                }
+            }
+        }
+    }
+
+    private static boolean isTransient(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("40")) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    private static PidPoolException unavailable(JdbiException e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return PidPoolException.unavailable("task store: " + root.getMessage(), e);
+    }
+}

@@ -1,0 +1,81 @@
+package io.pidpool.worker.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.core.error.PidPoolException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WorkerFileConfigTest {
+    @TempDir
+    Path dir;
+
+    private Path yaml(String text) throws Exception {
+        return Files.writeString(dir.resolve("worker.yml"), text);
+    }
+
+    @Test
+    void fileValuesOverDefaultsAndEnvironmentOverFile() throws Exception {
+        Path f = yaml(
+                """
+                cluster: prod
+                group: ledger
+                instances: 2
+                zookeeper: { connect: "zk1:2181", sessionTimeoutMs: 4000 }
+                database: { url: "jdbc:h2:mem:x", user: sa }
+                worker: { batchSize: 50, pollIntervalMs: 250 }
+                """);
+        WorkerFileConfig c = WorkerFileConfig.load(
+                f,
+                Map.of("PIDPOOL_ZOOKEEPER_CONNECT", "zk9:2181", "PIDPOOL_WORKER_LEASE_MS", "60000", "HOME", "/root"));
+        assertThat(c.cluster).isEqualTo("prod");
+        assertThat(c.group).isEqualTo("ledger");
+        assertThat(c.instances).isEqualTo(2);
+        assertThat(c.zookeeper.connect).isEqualTo("zk9:2181");
+        assertThat(c.zookeeper.sessionTimeoutMs).isEqualTo(4000);
+        assertThat(c.database.user).isEqualTo("sa");
+        WorkerConfig w = c.workerConfig();
+        assertThat(w.batchSize()).isEqualTo(50);
+        assertThat(w.pollInterval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(w.lease()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(w.virtualNodes()).isEqualTo(WorkerConfig.defaults().virtualNodes());
+    }
+
+    @Test
+    void badConfigsNameTheField() throws Exception {
+        assertThatThrownBy(() -> WorkerFileConfig.load(yaml("worker: { batchSze: 5 }\ndatabase: { url: x }"), Map.of()))
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("worker.batchSze"));
+        assertThatThrownBy(() -> WorkerFileConfig.load(yaml("cluster: a"), Map.of()))
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("database.url"));
+        assertThatThrownBy(
+                        () -> WorkerFileConfig.load(yaml("database: { url: x }\nworker: { leaseMs: 1000 }"), Map.of())
+                                .workerConfig())
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("handlerTimeout"));
+    }
+
+    @Test
+    void theMainSaysWhatIsWrongAndExitsWithTwo() throws Exception {
+        StringWriter err = new StringWriter();
+        int rc = WorkerMain.run(
+                new String[] {
+                    "--config", yaml("instances: 0\ndatabase: { url: x }").toString()
+                },
+                new PrintWriter(new StringWriter()),
+                new PrintWriter(err, true));
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("instances must be in 1..64, was 0").contains("[instances]");
+        assertThat(WorkerMain.run(
+                        new String[] {}, new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())))
+                .isEqualTo(2);
+    }
+}

@@ -1,0 +1,22 @@
+package io.pidpool.worker.task;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The contract on MariaDB ({@code PIDPOOL_TEST_MARIADB_URL}; skipped when unset). */
+class JdbiTaskStoreMariaDbIT extends TaskStoreContract {
+    private TestDatabase db;
+
+    @Override
+    protected TaskStore openStore() {
+        db = TestDatabase.open(TestDatabase.Kind.MARIADB);
+        assertThat(TaskSchema.migrate(db.dataSource())).isEqualTo(1);
+        return JdbiTaskStore.create(db.dataSource());
+    }
+
+    @Override
+    protected void closeStore() {
+        if (db != null) {
+            db.close();
+        }
+    }
+}
