@@ -66,13 +66,45 @@ public final class ItSupport {
 
     public static HttpResponse<String> postJson(String url, String token, String json) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url))
-                .timeout(Duration.ofSeconds(10))
+                .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json");
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
         return send(b.POST(HttpRequest.BodyPublishers.ofString(json)).build());
     }
+
+    public static HttpResponse<String> putJson(String url, String token, String json) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json");
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return send(b.PUT(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    /** Waits until {@code /api/v1/cluster} names a leader; returns its id. */
+    public static String awaitLeader(String base, String token) {
+        java.util.concurrent.atomic.AtomicReference<String> leader =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    HttpResponse<String> r = get(base + "/api/v1/cluster", token);
+                    if (r.statusCode() != 200) {
+                        return false;
+                    }
+                    var node = JSON.readTree(r.body()).path("leader");
+                    leader.set(node.isNull() ? null : node.asText());
+                    return leader.get() != null;
+                });
+        return leader.get();
+    }
+
+    public static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+            new com.fasterxml.jackson.databind.ObjectMapper();
 
     private static HttpResponse<String> send(HttpRequest request) {
         try {

@@ -48,7 +48,12 @@ final class ApiJson {
 
     /** {@code GET /api/v1/cluster}. */
     record Cluster(
-            String cluster, String leader, Epoch epoch, List<OperatorApi.Member> members, HealthCheck.Report health) {}
+            String cluster,
+            String self,
+            String leader,
+            Epoch epoch,
+            List<OperatorApi.Member> members,
+            HealthCheck.Report health) {}
 
     record Modules(List<OperatorApi.ModuleView> modules) {}
 

@@ -162,7 +162,12 @@ public final class HttpApi implements AutoCloseable {
                             ctx,
                             200,
                             new ApiJson.Cluster(
-                                    view.cluster(), view.leader(), view.epoch(), view.members(), health.report()));
+                                    view.cluster(),
+                                    view.self(),
+                                    view.leader(),
+                                    view.epoch(),
+                                    view.members(),
+                                    health.report()));
                 },
                 read);
         app.get("/api/v1/modules", ctx -> answer(ctx, 200, new ApiJson.Modules(api.modules())), read);

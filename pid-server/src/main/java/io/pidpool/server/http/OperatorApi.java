@@ -51,50 +51,60 @@ public interface OperatorApi {
     PidPage pids(PidQuery query);
 
     /**
-     * @param leader the leader's member id, or {@code null} while there is none
+     * @param self the id of the server that answers
+     * @param leader the leader's id, or {@code null} while there is none
+     * @param epoch the current epoch in {@code /epoch}
      */
-    record ClusterView(String cluster, String leader, Epoch epoch, List<Member> members) {
+    record ClusterView(String cluster, String self, String leader, Epoch epoch, List<Member> members) {
         public ClusterView {
             members = List.copyOf(members);
         }
     }
 
-    /** One pid-server process of the cluster. */
-    record Member(String id, String address, boolean leader) {}
+    /** One pid-server process taking part in the leader election. */
+    record Member(String id, boolean leader) {}
 
     /**
-     * @param pids how many PIDs the module owns
-     * @param used commands used this month by the module's PIDs
-     * @param quota the sum of their monthly quotas
+     * @param pids accounts of the module
+     * @param assignable the ACTIVE ones
+     * @param held of those, held by a live instance
      */
     record ModuleView(
             ModuleKey module,
             int servers,
             long monthlyDemand,
             int pids,
-            List<InstanceView> instances,
-            long used,
-            long quota) {
+            int assignable,
+            int held,
+            List<InstanceView> instances) {
         public ModuleView {
             instances = List.copyOf(instances);
         }
     }
 
-    /** A live client instance of a module and how many PIDs it holds. */
-    record InstanceView(InstanceId instance, int held) {}
+    /**
+     * A client instance of a module.
+     *
+     * @param live whether its ephemeral node exists
+     * @param held PIDs it acknowledged
+     * @param pending PIDs on their way to or from it (ADDING, DELETING)
+     */
+    record InstanceView(InstanceId instance, String host, int weight, boolean live, int held, int pending) {}
 
     /**
      * @param instance the holder, or {@code null} when unassigned
      * @param nodeState the state of its ZooKeeper node, or {@code null} when unassigned
+     * @param error the SDK's error report in the node, empty if none
      */
     record PidView(
             String id,
             ModuleKey module,
+            PidStatus status,
+            long monthlyQuota,
+            long overageAllowance,
             InstanceId instance,
             PidState nodeState,
-            PidStatus status,
-            long used,
-            long quota) {}
+            String error) {}
 
     /**
      * A filter and a page. Every filter may be {@code null} (no filter).

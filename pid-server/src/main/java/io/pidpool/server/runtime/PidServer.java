@@ -2,6 +2,8 @@ package io.pidpool.server.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.pidpool.client.ids.ClusterSnowflakeIds;
+import io.pidpool.client.ids.CuratorWorkerIdRegistry;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
@@ -15,13 +17,21 @@ import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.worker.runtime.WorkerMain;
+import io.pidpool.worker.runtime.WorkerPool;
+import io.pidpool.worker.task.TaskHandler;
+import io.pidpool.worker.task.TaskHandlerProvider;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -39,31 +49,41 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One pid-server process, built from a {@link ServerConfig}: a Curator client in the cluster's
- * namespace ({@code /pidpool/<cluster>}), the database (pool + Flyway migrations), a Redisson client, the health
- * monitor and the operator HTTP API, started in that order and closed in reverse.
+ * namespace ({@code /pidpool/<cluster>}), the database (pool + Flyway migrations), a Redisson
+ * client, a Snowflake worker-id slot, the coordination node, the health monitor and the operator
+ * HTTP API, started in that order and closed in reverse.
  *
  * <p>{@link #start()} fails fast with {@code UNAVAILABLE} naming the dependency (and never its
  * credentials) when ZooKeeper, the database or Redis cannot be reached; whatever was started by
  * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
  * while {@code start()} is still running on another thread.
  *
- * <p>Not wired yet: the coordination node ({@code io.pidpool.server.leader}) and the in-process
- * pid-worker; until then the operator API answers reads of the cluster view and 503 for everything
- * else.
+ * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
+ * session; the server's client serves the health check and the Snowflake worker-id slot that
+ * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}). Not wired
+ * yet: the quota ledger's part of RESET_QUOTA (the node's default hook only logs) and task handlers
+ * of PidPool's own (the worker runs {@code pidpool.log} and whatever providers are on the class
+ * path).
  */
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
     private static final Duration HEALTH_INTERVAL = Duration.ofSeconds(5);
     private static final long PROBE_TIMEOUT_MS = 2_000;
+    static final String WORKER_GROUP = "default";
 
     private final ServerConfig config;
     private final SecretSealer sealer;
+    private final Clock clock;
+    private final String nodeId;
     private final Lifecycle lifecycle = new Lifecycle("pid-server");
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 
     private volatile CuratorFramework curator;
     private volatile Database database;
     private volatile RedissonClient redisson;
+    private volatile ClusterSnowflakeIds ids;
+    private volatile PidPoolNode node;
+    private volatile WorkerPool workers;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
 
@@ -78,6 +98,8 @@ public final class PidServer implements AutoCloseable {
     public PidServer(ServerConfig config) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
         this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
+        this.clock = Clock.systemUTC();
+        this.nodeId = defaultNodeId();
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */
@@ -91,8 +113,31 @@ public final class PidServer implements AutoCloseable {
             RedissonClient client = startRedisson(config.redis());
             lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
             redisson = client;
+            lifecycle.requireOpen("worker ids");
+            CuratorWorkerIdRegistry registry = lifecycle.add(
+                    "worker-id registry",
+                    CuratorWorkerIdRegistry.builder()
+                            .curator(curator)
+                            .cluster(config.cluster())
+                            .owner(nodeId)
+                            .clock(clock)
+                            .build());
+            ids = lifecycle.add(
+                    "Snowflake ids",
+                    ClusterSnowflakeIds.builder()
+                            .registry(registry)
+                            .clock(clock)
+                            .build());
+            requireIds(ids);
+            lifecycle.requireOpen("coordination node");
+            node = lifecycle.add("coordination node", buildNode());
+            startNode(node);
+            if (config.worker().enabled()) {
+                lifecycle.requireOpen("pid-worker");
+                workers = lifecycle.add("pid-worker", startWorkers());
+            }
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
-            OperatorApi operatorApi = new NoCoordinationOperatorApi(config.cluster());
+            OperatorApi operatorApi = new NodeOperatorApi(node);
             lifecycle.requireOpen("HTTP API");
             http = lifecycle.add(
                     "HTTP API",
@@ -119,7 +164,7 @@ public final class PidServer implements AutoCloseable {
         }
     }
 
-    /** Stops the HTTP API, the health monitor and the clients, in reverse start order. Idempotent. */
+    /** Stops the HTTP API, the node, the health monitor and the clients, in reverse start order. Idempotent. */
     @Override
     public void close() {
         State previous = state.getAndSet(State.CLOSED);
@@ -156,6 +201,21 @@ public final class PidServer implements AutoCloseable {
 
     public RedissonClient redisson() {
         return requireStarted(redisson);
+    }
+
+    /** This server's id in the leader election: {@code <host>-<pid>}. */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** The in-process pid-worker, or {@code null} when {@code worker.enabled} is false. */
+    public WorkerPool workers() {
+        return workers;
+    }
+
+    /** The coordination node: election, views, batches. */
+    public PidPoolNode node() {
+        return requireStarted(node);
     }
 
     /** The last health report (probed every few seconds). */
@@ -201,6 +261,85 @@ public final class PidServer implements AutoCloseable {
                             + " ms (zookeeper.connect)");
         }
         return client;
+    }
+
+    private PidPoolNode buildNode() {
+        var zk = config.zookeeper();
+        return PidPoolNode.builder()
+                .nodeId(nodeId)
+                .connectString(zk.connect())
+                .cluster(config.cluster())
+                .sessionTimeout(Duration.ofMillis(zk.sessionTimeoutMs()))
+                // our own client has connected already; a shorter timeout also keeps Curator from
+                // warning that it exceeds the session timeout
+                .connectionTimeout(Duration.ofMillis(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs())))
+                .repositories(database.repositories(clock))
+                .sealer(sealer::seal)
+                .ids(ids::nextId)
+                .clock(clock)
+                .build();
+    }
+
+    /**
+     * The in-process pid-worker (group {@value #WORKER_GROUP}): the built-in {@code pidpool.log}
+     * handler plus every {@link TaskHandlerProvider} on the class path, as the standalone worker.
+     */
+    private WorkerPool startWorkers() {
+        Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+        handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
+        for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {
+            provider.handlers().forEach((type, handler) -> {
+                if (handlers.putIfAbsent(type, handler) != null) {
+                    throw PidPoolException.conflict("handlers", "two providers register task type '%s'", type);
+                }
+            });
+        }
+        return WorkerPool.builder()
+                .curator(curator)
+                .cluster(config.cluster())
+                .group(WORKER_GROUP)
+                .dataSource(database.dataSource())
+                .handlers(handlers)
+                .clock(clock)
+                .build()
+                .start();
+    }
+
+    private void startNode(PidPoolNode started) {
+        try {
+            started.start();
+        } catch (PidPoolException e) {
+            throw new PidPoolException(
+                    e.code(), "zookeeper.connect", "the coordination node did not start: " + e.getMessage(), e);
+        }
+    }
+
+    /** Takes a worker-id slot now, so that start-up fails when none is free (32 per cluster). */
+    private static void requireIds(ClusterSnowflakeIds ids) {
+        try {
+            ids.nextId();
+        } catch (PidPoolException e) {
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE, "zookeeper.connect", "no Snowflake worker id: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@code <host>-<pid>}, trimmed to the characters a node id may have. */
+    static String defaultNodeId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (IOException | RuntimeException e) {
+            host = "pid-server";
+        }
+        String clean = host.replaceAll("[^A-Za-z0-9_.-]", "-").replaceAll("^[.]+", "");
+        if (clean.isEmpty()) {
+            clean = "pid-server";
+        }
+        if (clean.length() > 40) {
+            clean = clean.substring(0, 40);
+        }
+        return clean + "-" + ProcessHandle.current().pid();
     }
 
     /** Opens the pool and migrates the schema ({@link Database#open}); UNAVAILABLE names the url. */

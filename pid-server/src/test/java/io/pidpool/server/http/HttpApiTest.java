@@ -271,7 +271,8 @@ class HttpApiTest {
         assertThat(a.json().path("cluster").asText()).isEqualTo("default");
         assertThat(a.json().path("leader").asText()).isEqualTo("server-1");
         assertThat(a.json().path("epoch").asLong()).isEqualTo(3);
-        assertThat(a.json().path("members").get(0).path("address").asText()).isEqualTo("10.0.0.1:8080");
+        assertThat(a.json().path("self").asText()).isEqualTo("server-1");
+        assertThat(a.json().path("members").get(0).path("leader").asBoolean()).isTrue();
         assertThat(a.json().path("health").path("status").asText()).isEqualTo("UP");
     }
 
@@ -636,9 +637,9 @@ class HttpApiTest {
                             4,
                             200000,
                             10,
-                            List.of(new OperatorApi.InstanceView(InstanceId.of("host-a"), 5)),
-                            7,
-                            100));
+                            9,
+                            5,
+                            List.of(new OperatorApi.InstanceView(InstanceId.of("host-a"), "10.0.0.7", 1, true, 5, 0))));
             Answer list = get("/api/v1/modules", VIEWER);
             assertThat(list.status()).isEqualTo(200);
             assertThat(list.json().path("modules").get(0).path("module").asText())
@@ -672,11 +673,11 @@ class HttpApiTest {
         void pids() {
             ModuleKey fin = ModuleKey.parse("fin#risk#scorer");
             ModuleKey ops = ModuleKey.parse("ops#chat#bot");
-            api.pids.add(
-                    new OperatorApi.PidView("u1", fin, InstanceId.of("h1"), PidState.ADDED, PidStatus.ACTIVE, 3, 10));
-            api.pids.add(new OperatorApi.PidView("u2", fin, null, null, PidStatus.COOLDOWN, 0, 10));
-            api.pids.add(
-                    new OperatorApi.PidView("u3", ops, InstanceId.of("h2"), PidState.ADDING, PidStatus.ACTIVE, 0, 5));
+            api.pids.add(new OperatorApi.PidView(
+                    "u1", fin, PidStatus.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, ""));
+            api.pids.add(new OperatorApi.PidView("u2", fin, PidStatus.COOLDOWN, 10, 0, null, null, ""));
+            api.pids.add(new OperatorApi.PidView(
+                    "u3", ops, PidStatus.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, ""));
         }
 
         @Test
@@ -756,7 +757,7 @@ class HttpApiTest {
 
         @Test
         void epochIsANumberAndBatchIdsAreText() {
-            api.cluster = new OperatorApi.ClusterView("default", null, Epoch.NONE, List.of());
+            api.cluster = new OperatorApi.ClusterView("default", "server-1", null, Epoch.NONE, List.of());
             Answer a = get("/api/v1/cluster", VIEWER);
             assertThat(a.json().path("leader").isNull()).isTrue();
             assertThat(a.json().path("epoch").isNumber()).isTrue();

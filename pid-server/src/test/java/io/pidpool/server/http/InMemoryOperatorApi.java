@@ -45,8 +45,8 @@ final class InMemoryOperatorApi implements OperatorApi {
     /** When set, the next {@link #await} returns this future instead of answering at once. */
     final AtomicReference<CompletableFuture<BatchRecord>> nextAwait = new AtomicReference<>();
 
-    volatile ClusterView cluster = new ClusterView(
-            "default", "server-1", new Epoch(3), List.of(new Member("server-1", "10.0.0.1:8080", true)));
+    volatile ClusterView cluster =
+            new ClusterView("default", "server-1", "server-1", new Epoch(3), List.of(new Member("server-1", true)));
 
     private final Map<BatchId, BatchRecord> batches = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong(1_000_000_000_000L);

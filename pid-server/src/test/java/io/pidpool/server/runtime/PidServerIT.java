@@ -1,5 +1,6 @@
 package io.pidpool.server.runtime;
 
+import static io.pidpool.server.ItSupport.JSON;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -13,6 +14,7 @@ import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.embedded.EmbeddedRedis;
 import io.pidpool.server.embedded.EmbeddedZooKeeper;
+import io.pidpool.worker.runtime.WorkerPool;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -125,13 +127,45 @@ class PidServerIT {
         assertThat(ItSupport.postJson(base + "/api/v1/batches", VIEWER, "{\"operations\":[]}")
                         .statusCode())
                 .isEqualTo(403);
-        // no coordination node yet: writes are refused as unavailable, not lost
-        assertThat(ItSupport.postJson(
-                                base + "/api/v1/batches",
-                                ADMIN,
-                                "{\"operations\":[{\"type\":\"DELETE\",\"pids\":[\"u1\"]}]}")
-                        .statusCode())
-                .isEqualTo(503);
+        // the coordination node: this server leads, and batches are applied end to end
+        String self = JSON.readTree(
+                        ItSupport.get(base + "/api/v1/cluster", VIEWER).body())
+                .path("self")
+                .asText();
+        assertThat(ItSupport.awaitLeader(base, VIEWER)).isEqualTo(self);
+        var put = ItSupport.putJson(
+                base + "/api/v1/modules/fin%23risk%23scorer?wait=true",
+                ADMIN,
+                "{\"servers\":2,\"monthlyDemand\":1000}");
+        assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+        assertThat(JSON.readTree(put.body()).path("status").asText()).isEqualTo("DEALED");
+        var add = ItSupport.postJson(
+                base + "/api/v1/batches?wait=true",
+                ADMIN,
+                "{\"operations\":[{\"type\":\"ADD\",\"module\":\"fin#risk#scorer\",\"pids\":["
+                        + "{\"id\":\"u1\",\"secret\":\"pw-one\",\"monthlyQuota\":100},"
+                        + "{\"id\":\"u2\",\"secret\":\"pw-two\",\"monthlyQuota\":200}]}]}");
+        assertThat(add.statusCode()).as(add.body()).isEqualTo(200);
+        var batch = JSON.readTree(add.body());
+        assertThat(batch.path("status").asText()).isEqualTo("DEALED");
+        assertThat(batch.path("requestedBy").asText()).isEqualTo("ops");
+        assertThat(batch.path("results").get(0).path("ok").asBoolean())
+                .as(add.body())
+                .isTrue();
+        assertThat(add.body()).doesNotContain("pw-one");
+
+        var module = JSON.readTree(ItSupport.get(base + "/api/v1/modules/fin%23risk%23scorer", VIEWER)
+                .body());
+        assertThat(module.path("servers").asInt()).isEqualTo(2);
+        assertThat(module.path("pids").asInt()).isEqualTo(2);
+        var pids = JSON.readTree(ItSupport.get(base + "/api/v1/pids?module=fin%23risk%23scorer", VIEWER)
+                .body());
+        assertThat(pids.path("pids")).hasSize(2);
+        assertThat(pids.path("pids").get(1).path("monthlyQuota").asLong()).isEqualTo(200);
+        var again = JSON.readTree(
+                ItSupport.get(base + "/api/v1/batches/" + batch.path("id").asText(), VIEWER)
+                        .body());
+        assertThat(again.path("status").asText()).isEqualTo("DEALED");
 
         List<Runnable> registered;
         synchronized (hooks) {
@@ -144,16 +178,25 @@ class PidServerIT {
     }
 
     @Test
-    void usesTheClusterNamespaceInZooKeeper() throws Exception {
+    void usesTheClusterNamespaceInZooKeeperAndRunsTheWorkerWhenEnabled() throws Exception {
         int http = ItSupport.freePorts(1)[0];
-        ServerConfig config = new ConfigLoader(Map.of("PIDPOOL_ZOOKEEPER_CONNECT", zk.connectString()))
+        ServerConfig config = new ConfigLoader(
+                        Map.of("PIDPOOL_ZOOKEEPER_CONNECT", zk.connectString(), "PIDPOOL_WORKER_ENABLED", "true"))
                 .load(yaml(http), "server.yml");
         try (PidServer server = new PidServer(config).start()) {
             server.curator().create().creatingParentsIfNeeded().forPath("/probe");
-            assertThat(server.curator().getZookeeperClient().getZooKeeper().exists("/pidpool/it/probe", false))
-                    .isNotNull();
+            var zooKeeper = server.curator().getZookeeperClient().getZooKeeper();
+            assertThat(zooKeeper.exists("/pidpool/it/probe", false)).isNotNull();
             server.curator().delete().forPath("/probe");
             assertThat(server.health().status()).isEqualTo(io.pidpool.server.http.HealthCheck.Status.UP);
+
+            assertThat(server.workers().state()).isEqualTo(WorkerPool.State.STARTED);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> zooKeeper.exists("/pidpool/it/workers/default", false) != null
+                            && zooKeeper
+                                    .getChildren("/pidpool/it/workers/default", false)
+                                    .contains(server.workers().memberId()));
+            assertThat(zooKeeper.getChildren("/pidpool/it/worker-ids", false)).isNotEmpty();
         }
     }
 

@@ -118,6 +118,17 @@ class StandaloneIT {
         assertThat(ItSupport.get(base + "/api/v1/cluster", null).statusCode()).isEqualTo(401);
         assertThat(ItSupport.get(base + "/", null).body()).contains("PidPool");
 
+        // the single server leads; an operator batch is applied and stored in the H2 file
+        assertThat(ItSupport.awaitLeader(base, token))
+                .isEqualTo(JSON.readTree(cluster.body()).path("self").asText());
+        HttpResponse<String> add = ItSupport.postJson(
+                base + "/api/v1/batches?wait=true",
+                token,
+                "{\"operations\":[{\"type\":\"ADD\",\"module\":\"fin#risk#scorer\",\"pids\":["
+                        + "{\"id\":\"u1\",\"secret\":\"pw-one\",\"monthlyQuota\":100}]}]}");
+        assertThat(add.statusCode()).as(add.body()).isEqualTo(200);
+        assertThat(JSON.readTree(add.body()).path("status").asText()).isEqualTo("DEALED");
+
         String key = Files.readString(dataDir.resolve("secret.key"));
         assertThat(first.terminate()).isZero();
         for (int port : ports) {
@@ -138,6 +149,10 @@ class StandaloneIT {
         assertThat(ItSupport.get(base + "/api/v1/cluster", chosen).statusCode()).isEqualTo(200);
         assertThat(ItSupport.get(base + "/api/v1/cluster", token).statusCode()).isEqualTo(401);
         assertThat(Files.readString(dataDir.resolve("secret.key"))).isEqualTo(key);
+        HttpResponse<String> pids = ItSupport.get(base + "/api/v1/pids", chosen);
+        assertThat(JSON.readTree(pids.body()).path("pids").get(0).path("id").asText())
+                .as("the PID added by the first run")
+                .isEqualTo("u1");
         assertThat(second.terminate()).isZero();
         for (int port : ports) {
             assertThat(ItSupport.isFree(port)).as("port %d released", port).isTrue();
