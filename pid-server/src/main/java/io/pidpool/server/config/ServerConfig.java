@@ -1,0 +1,17 @@
+package io.pidpool.server.config;
+
+/**
+ * Everything one pid-server process needs to join a cluster: the bound form of {@code server.yml}
+ * after defaults and environment overrides. Build it with {@link ConfigLoader}; a value built in
+ * code (as {@code standalone} does) should pass {@link ConfigLoader#validate(ServerConfig)}.
+ *
+ * @param cluster the cluster name: ZooKeeper namespace {@code /pidpool/<cluster>}
+ */
+public record ServerConfig(
+        String cluster,
+        HttpConfig http,
+        ZooKeeperConfig zookeeper,
+        RedisConfig redis,
+        DatabaseConfig database,
+        SecurityConfig security,
+        WorkerConfig worker) {}

@@ -1,0 +1,134 @@
+package io.pidpool.server.http;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonSerializer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.OperationType;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.SealedOperation;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * The JSON shapes of the API and the one {@link ObjectMapper} that reads and writes them. Responses
+ * are built from these records only, so not even a sealed secret (inside {@code SealedOperation.Add})
+ * is ever serialized.
+ */
+final class ApiJson {
+    private ApiJson() {}
+
+    static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            .addModule(new JavaTimeModule())
+            .addModule(coreTypes())
+            .build();
+
+    /** The body of every error answer. */
+    record Error(String error, String field, String code) {}
+
+    /** {@code GET /api/v1/cluster}. */
+    record Cluster(
+            String cluster,
+            String self,
+            String leader,
+            Epoch epoch,
+            List<OperatorApi.Member> members,
+            HealthCheck.Report health) {}
+
+    record Modules(List<OperatorApi.ModuleView> modules) {}
+
+    /** An operation as echoed back: ids and settings, never secrets. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record OperationView(
+            int index,
+            OperationType type,
+            ModuleKey module,
+            ModuleKey to,
+            List<String> pids,
+            Integer servers,
+            Long monthlyDemand) {
+
+        static OperationView of(int index, SealedOperation op) {
+            // Java 17: no pattern switch yet; the sealed hierarchy is small
+            if (op instanceof SealedOperation.Add add) {
+                return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null);
+            }
+            if (op instanceof SealedOperation.Migrate migrate) {
+                return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null);
+            }
+            if (op instanceof SealedOperation.SetServers set) {
+                return new OperationView(
+                        index, op.type(), set.module(), null, null, set.servers(), set.monthlyDemand());
+            }
+            return new OperationView(index, op.type(), null, null, op.pidIds(), null, null);
+        }
+    }
+
+    /** {@code GET /api/v1/batches/{id}}; the id is text because Snowflake ids exceed 2^53. */
+    record Batch(
+            String id,
+            BatchStatus status,
+            String requestedBy,
+            Instant createdAt,
+            Instant updatedAt,
+            List<OperationView> operations,
+            List<OperationResult> results) {
+
+        static Batch of(BatchRecord batch) {
+            List<SealedOperation> ops = batch.operations();
+            return new Batch(
+                    batch.id().toString(),
+                    batch.status(),
+                    batch.requestedBy(),
+                    batch.createdAt(),
+                    batch.updatedAt(),
+                    IntStream.range(0, ops.size())
+                            .mapToObj(i -> OperationView.of(i, ops.get(i)))
+                            .toList(),
+                    batch.results());
+        }
+    }
+
+    private static SimpleModule coreTypes() {
+        SimpleModule module = new SimpleModule("pidpool-core-types");
+        module.addSerializer(ModuleKey.class, toStringSerializer());
+        module.addSerializer(InstanceId.class, toStringSerializer());
+        module.addSerializer(BatchId.class, toStringSerializer());
+        module.addSerializer(Epoch.class, new JsonSerializer<>() {
+            @Override
+            public void serialize(Epoch value, JsonGenerator gen, SerializerProvider serializers) throws IOException {
+                gen.writeNumber(value.value());
+            }
+        });
+        return module;
+    }
+
+    private static <T> JsonSerializer<T> toStringSerializer() {
+        return new JsonSerializer<>() {
+            @Override
+            public void serialize(T value, JsonGenerator gen, SerializerProvider serializers) throws IOException {
+                gen.writeString(value.toString());
+            }
+        };
+    }
+}

@@ -1,0 +1,126 @@
+package io.pidpool.server.http;
+
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.BatchRecord;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What the operator HTTP API needs from the cluster: the one seam between {@code HttpApi} and the
+ * coordination code. Implementations throw {@link io.pidpool.core.error.PidPoolException} only
+ * (e.g. {@code UNAVAILABLE} when ZooKeeper or the database cannot be reached), and must be safe to
+ * call from many HTTP threads at once.
+ */
+public interface OperatorApi {
+
+    /** Leader, epoch and members as this server sees them. */
+    ClusterView cluster();
+
+    /** Every module with a configuration or PIDs, sorted by key. */
+    List<ModuleView> modules();
+
+    Optional<ModuleView> module(ModuleKey module);
+
+    /**
+     * Records an operator batch (any server may accept one; the leader applies it) and returns its
+     * id once it is stored. Validates the whole batch first: a rejected batch changes nothing.
+     *
+     * @param requestedBy who asked (the token's name), for the audit trail
+     */
+    BatchId submit(List<Operation> operations, String requestedBy);
+
+    /** The batch as stored now (secrets sealed), if it exists. */
+    Optional<BatchRecord> batch(BatchId id);
+
+    /**
+     * Completes with the batch once it is final, or with its current state when {@code timeout}
+     * passes first; completes exceptionally with {@code NOT_FOUND} for an unknown id. Must not
+     * block the caller.
+     */
+    CompletableFuture<BatchRecord> await(BatchId id, Duration timeout);
+
+    /** One page of PIDs matching the query, sorted by id. */
+    PidPage pids(PidQuery query);
+
+    /**
+     * @param self the id of the server that answers
+     * @param leader the leader's id, or {@code null} while there is none
+     * @param epoch the current epoch in {@code /epoch}
+     */
+    record ClusterView(String cluster, String self, String leader, Epoch epoch, List<Member> members) {
+        public ClusterView {
+            members = List.copyOf(members);
+        }
+    }
+
+    /** One pid-server process taking part in the leader election. */
+    record Member(String id, boolean leader) {}
+
+    /**
+     * @param pids accounts of the module
+     * @param assignable the ACTIVE ones
+     * @param held of those, held by a live instance
+     */
+    record ModuleView(
+            ModuleKey module,
+            int servers,
+            long monthlyDemand,
+            int pids,
+            int assignable,
+            int held,
+            List<InstanceView> instances) {
+        public ModuleView {
+            instances = List.copyOf(instances);
+        }
+    }
+
+    /**
+     * A client instance of a module.
+     *
+     * @param live whether its ephemeral node exists
+     * @param held PIDs it acknowledged
+     * @param pending PIDs on their way to or from it (ADDING, DELETING)
+     */
+    record InstanceView(InstanceId instance, String host, int weight, boolean live, int held, int pending) {}
+
+    /**
+     * @param instance the holder, or {@code null} when unassigned
+     * @param nodeState the state of its ZooKeeper node, or {@code null} when unassigned
+     * @param error the SDK's error report in the node, empty if none
+     */
+    record PidView(
+            String id,
+            ModuleKey module,
+            PidStatus status,
+            long monthlyQuota,
+            long overageAllowance,
+            InstanceId instance,
+            PidState nodeState,
+            String error) {}
+
+    /**
+     * A filter and a page. Every filter may be {@code null} (no filter).
+     *
+     * @param after return ids strictly greater than this one ({@code null}: from the start)
+     * @param limit at most this many, 1..{@link #MAX_LIMIT}
+     */
+    record PidQuery(ModuleKey module, PidState state, PidStatus status, String after, int limit) {
+        public static final int DEFAULT_LIMIT = 1000;
+        public static final int MAX_LIMIT = 10_000;
+    }
+
+    /** @param next the {@code after} value of the next page, or {@code null} on the last page */
+    record PidPage(List<PidView> pids, String next) {
+        public PidPage {
+            pids = List.copyOf(pids);
+        }
+    }
+}

@@ -1,0 +1,471 @@
+package io.pidpool.server.runtime;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.pidpool.client.ids.ClusterSnowflakeIds;
+import io.pidpool.client.ids.CuratorWorkerIdRegistry;
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.secret.SecretSealer;
+import io.pidpool.server.config.ConfigLoader;
+import io.pidpool.server.config.DatabaseConfig;
+import io.pidpool.server.config.RedisConfig;
+import io.pidpool.server.config.ServerConfig;
+import io.pidpool.server.http.BearerTokens;
+import io.pidpool.server.http.HealthCheck.Component;
+import io.pidpool.server.http.HttpApi;
+import io.pidpool.server.http.OperatorApi;
+import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.worker.runtime.WorkerMain;
+import io.pidpool.worker.runtime.WorkerPool;
+import io.pidpool.worker.task.TaskHandler;
+import io.pidpool.worker.task.TaskHandlerProvider;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One pid-server process, built from a {@link ServerConfig}: a Curator client in the cluster's
+ * namespace ({@code /pidpool/<cluster>}), the database (pool + Flyway migrations), a Redisson
+ * client, a Snowflake worker-id slot, the coordination node, the health monitor and the operator
+ * HTTP API, started in that order and closed in reverse.
+ *
+ * <p>{@link #start()} fails fast with {@code UNAVAILABLE} naming the dependency (and never its
+ * credentials) when ZooKeeper, the database or Redis cannot be reached; whatever was started by
+ * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
+ * while {@code start()} is still running on another thread.
+ *
+ * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
+ * session; the server's client serves the health check and the Snowflake worker-id slot that
+ * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}). Not wired
+ * yet: the quota ledger's part of RESET_QUOTA (the node's default hook only logs) and task handlers
+ * of PidPool's own (the worker runs {@code pidpool.log} and whatever providers are on the class
+ * path).
+ */
+public final class PidServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PidServer.class);
+    private static final Duration HEALTH_INTERVAL = Duration.ofSeconds(5);
+    private static final long PROBE_TIMEOUT_MS = 2_000;
+    static final String WORKER_GROUP = "default";
+
+    private final ServerConfig config;
+    private final SecretSealer sealer;
+    private final Clock clock;
+    private final String nodeId;
+    private final Lifecycle lifecycle = new Lifecycle("pid-server");
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+
+    private volatile CuratorFramework curator;
+    private volatile Database database;
+    private volatile RedissonClient redisson;
+    private volatile ClusterSnowflakeIds ids;
+    private volatile PidPoolNode node;
+    private volatile WorkerPool workers;
+    private volatile HealthMonitor health;
+    private volatile HttpApi http;
+
+    private enum State {
+        NEW,
+        STARTING,
+        RUNNING,
+        CLOSED
+    }
+
+    /** Validates the configuration; nothing is started yet. */
+    public PidServer(ServerConfig config) {
+        this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
+        this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
+        this.clock = Clock.systemUTC();
+        this.nodeId = defaultNodeId();
+    }
+
+    /** Starts every part; on failure closes what was started and rethrows. */
+    public PidServer start() {
+        if (!state.compareAndSet(State.NEW, State.STARTING)) {
+            throw PidPoolException.illegalState("pid-server was already started");
+        }
+        try {
+            curator = lifecycle.add("ZooKeeper client", startCurator());
+            database = lifecycle.add("database", openDatabase(config.database()));
+            RedissonClient client = startRedisson(config.redis());
+            lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
+            redisson = client;
+            lifecycle.requireOpen("worker ids");
+            CuratorWorkerIdRegistry registry = lifecycle.add(
+                    "worker-id registry",
+                    CuratorWorkerIdRegistry.builder()
+                            .curator(curator)
+                            .cluster(config.cluster())
+                            .owner(nodeId)
+                            .clock(clock)
+                            .build());
+            ids = lifecycle.add(
+                    "Snowflake ids",
+                    ClusterSnowflakeIds.builder()
+                            .registry(registry)
+                            .clock(clock)
+                            .build());
+            requireIds(ids);
+            lifecycle.requireOpen("coordination node");
+            node = lifecycle.add("coordination node", buildNode());
+            startNode(node);
+            if (config.worker().enabled()) {
+                lifecycle.requireOpen("pid-worker");
+                workers = lifecycle.add("pid-worker", startWorkers());
+            }
+            health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
+            OperatorApi operatorApi = new NodeOperatorApi(node);
+            lifecycle.requireOpen("HTTP API");
+            http = lifecycle.add(
+                    "HTTP API",
+                    new HttpApi(
+                                    HttpApi.Settings.of(config.http()),
+                                    operatorApi,
+                                    health,
+                                    BearerTokens.of(config.security().tokens()))
+                            .start());
+            if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
+                throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);
+            }
+            log.info(
+                    "pid-server of cluster '{}' running: http port {}, zookeeper {}, redis {}",
+                    config.cluster(),
+                    http.port(),
+                    config.zookeeper().connect(),
+                    redisLabel(config.redis()));
+            return this;
+        } catch (RuntimeException e) {
+            lifecycle.close();
+            state.set(State.CLOSED);
+            throw e;
+        }
+    }
+
+    /** Stops the HTTP API, the node, the health monitor and the clients, in reverse start order. Idempotent. */
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous != State.CLOSED) {
+            lifecycle.close();
+            if (previous == State.RUNNING) {
+                log.info("pid-server of cluster '{}' stopped", config.cluster());
+            }
+        }
+    }
+
+    public ServerConfig config() {
+        return config;
+    }
+
+    /** Seals and opens PID passwords with {@code security.secretKey}. */
+    public SecretSealer sealer() {
+        return sealer;
+    }
+
+    /** The bound HTTP port (the real one when configured with 0). */
+    public int httpPort() {
+        return requireStarted(http).port();
+    }
+
+    public CuratorFramework curator() {
+        return requireStarted(curator);
+    }
+
+    /** The database: pool, migrated schema and the repository adapters. */
+    public Database database() {
+        return requireStarted(database);
+    }
+
+    public RedissonClient redisson() {
+        return requireStarted(redisson);
+    }
+
+    /** This server's id in the leader election: {@code <host>-<pid>}. */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** The in-process pid-worker, or {@code null} when {@code worker.enabled} is false. */
+    public WorkerPool workers() {
+        return workers;
+    }
+
+    /** The coordination node: election, views, batches. */
+    public PidPoolNode node() {
+        return requireStarted(node);
+    }
+
+    /** The last health report (probed every few seconds). */
+    public io.pidpool.server.http.HealthCheck.Report health() {
+        return requireStarted(health).report();
+    }
+
+    private static <T> T requireStarted(T part) {
+        if (part == null) {
+            throw PidPoolException.illegalState("pid-server is not started");
+        }
+        return part;
+    }
+
+    // ---------------------------------------------------------------- parts
+
+    private CuratorFramework startCurator() {
+        var zk = config.zookeeper();
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zk.connect())
+                .sessionTimeoutMs(zk.sessionTimeoutMs())
+                // Curator warns when its connection timeout exceeds the session timeout; the
+                // start-up wait below uses the configured connectionTimeoutMs in full
+                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
+                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
+                .namespace(new ZkLayout(config.cluster()).namespace())
+                .build();
+        client.start();
+        boolean connected;
+        try {
+            connected = client.blockUntilConnected(zk.connectionTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw PidPoolException.unavailable("interrupted while connecting to ZooKeeper", e);
+        }
+        if (!connected) {
+            client.close();
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE,
+                    "zookeeper.connect",
+                    "ZooKeeper at " + zk.connect() + " is not reachable within " + zk.connectionTimeoutMs()
+                            + " ms (zookeeper.connect)");
+        }
+        return client;
+    }
+
+    private PidPoolNode buildNode() {
+        var zk = config.zookeeper();
+        return PidPoolNode.builder()
+                .nodeId(nodeId)
+                .connectString(zk.connect())
+                .cluster(config.cluster())
+                .sessionTimeout(Duration.ofMillis(zk.sessionTimeoutMs()))
+                // our own client has connected already; a shorter timeout also keeps Curator from
+                // warning that it exceeds the session timeout
+                .connectionTimeout(Duration.ofMillis(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs())))
+                .repositories(database.repositories(clock))
+                .sealer(sealer::seal)
+                .ids(ids::nextId)
+                .clock(clock)
+                .build();
+    }
+
+    /**
+     * The in-process pid-worker (group {@value #WORKER_GROUP}): the built-in {@code pidpool.log}
+     * handler plus every {@link TaskHandlerProvider} on the class path, as the standalone worker.
+     */
+    private WorkerPool startWorkers() {
+        Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+        handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
+        for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {
+            provider.handlers().forEach((type, handler) -> {
+                if (handlers.putIfAbsent(type, handler) != null) {
+                    throw PidPoolException.conflict("handlers", "two providers register task type '%s'", type);
+                }
+            });
+        }
+        return WorkerPool.builder()
+                .curator(curator)
+                .cluster(config.cluster())
+                .group(WORKER_GROUP)
+                .dataSource(database.dataSource())
+                .handlers(handlers)
+                .clock(clock)
+                .build()
+                .start();
+    }
+
+    private void startNode(PidPoolNode started) {
+        try {
+            started.start();
+        } catch (PidPoolException e) {
+            throw new PidPoolException(
+                    e.code(), "zookeeper.connect", "the coordination node did not start: " + e.getMessage(), e);
+        }
+    }
+
+    /** Takes a worker-id slot now, so that start-up fails when none is free (32 per cluster). */
+    private static void requireIds(ClusterSnowflakeIds ids) {
+        try {
+            ids.nextId();
+        } catch (PidPoolException e) {
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE, "zookeeper.connect", "no Snowflake worker id: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@code <host>-<pid>}, trimmed to the characters a node id may have. */
+    static String defaultNodeId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (IOException | RuntimeException e) {
+            host = "pid-server";
+        }
+        String clean = host.replaceAll("[^A-Za-z0-9_.-]", "-").replaceAll("^[.]+", "");
+        if (clean.isEmpty()) {
+            clean = "pid-server";
+        }
+        if (clean.length() > 40) {
+            clean = clean.substring(0, 40);
+        }
+        return clean + "-" + ProcessHandle.current().pid();
+    }
+
+    /** Opens the pool and migrates the schema ({@link Database#open}); UNAVAILABLE names the url. */
+    private static Database openDatabase(DatabaseConfig db) {
+        try {
+            return Database.open(new io.pidpool.server.jdbc.DatabaseConfig(
+                    db.url(),
+                    db.user().isEmpty() ? null : db.user(),
+                    db.password().isEmpty() ? null : db.password(),
+                    db.maxPoolSize(),
+                    io.pidpool.server.jdbc.DatabaseConfig.DEFAULT_CONNECTION_TIMEOUT));
+        } catch (PidPoolException e) {
+            throw new PidPoolException(e.code(), "database.url", e.getMessage() + " (database.url)", e);
+        }
+    }
+
+    private static RedissonClient startRedisson(RedisConfig redis) {
+        Config config;
+        if (redis.usesRedissonBlock()) {
+            try {
+                ObjectMapper yaml = new YAMLMapper();
+                config = Config.fromYAML(yaml.writeValueAsString(redis.redisson()));
+            } catch (IOException e) {
+                throw PidPoolException.invalid("redis.redisson", "not a valid Redisson configuration");
+            }
+        } else {
+            config = new Config();
+            var single = config.useSingleServer()
+                    .setAddress(redis.address())
+                    .setDatabase(redis.database())
+                    .setConnectionMinimumIdleSize(2)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            if (!redis.password().isEmpty()) {
+                single.setPassword(redis.password());
+            }
+        }
+        // strings, not Redisson's default Kryo: scripts and redis-cli can read what PidPool writes
+        config.setCodec(StringCodec.INSTANCE);
+        try {
+            return Redisson.create(config);
+        } catch (RuntimeException e) {
+            String key = redis.usesRedissonBlock() ? "redis.redisson" : "redis.address";
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE,
+                    key,
+                    "Redis at " + redisLabel(redis) + " is not reachable (" + key + "): " + rootMessage(e),
+                    e);
+        }
+    }
+
+    private Map<String, Supplier<Component>> probes() {
+        Map<String, Supplier<Component>> probes = new LinkedHashMap<>();
+        String zk = config.zookeeper().connect();
+        probes.put("zookeeper", () -> {
+            var client = curator.getZookeeperClient();
+            if (!client.isConnected()) {
+                return Component.down("not connected to " + zk);
+            }
+            int negotiated;
+            try {
+                negotiated = client.getZooKeeper().getSessionTimeout();
+            } catch (Exception e) {
+                return Component.down("no session with " + zk + ": " + e.getMessage());
+            }
+            return Component.up(zk + ", session timeout " + negotiated + " ms");
+        });
+        String db = redactUrl(config.database().url());
+        probes.put("database", () -> {
+            try (Connection c = database.dataSource().getConnection()) {
+                return c.isValid((int) (PROBE_TIMEOUT_MS / 1000))
+                        ? Component.up(db)
+                        : Component.down(db + ": not valid");
+            } catch (SQLException e) {
+                return Component.down(db + ": " + e.getMessage());
+            }
+        });
+        String redisLabel = redisLabel(config.redis());
+        String key = "pidpool:" + config.cluster() + ":health";
+        probes.put("redis", () -> {
+            try {
+                redisson.getBucket(key, StringCodec.INSTANCE)
+                        .isExistsAsync()
+                        .toCompletableFuture()
+                        .get(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                return Component.up(redisLabel);
+            } catch (TimeoutException e) {
+                return Component.down(redisLabel + ": no answer within " + PROBE_TIMEOUT_MS + " ms");
+            } catch (ExecutionException e) {
+                return Component.down(redisLabel + ": " + rootMessage(e));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Component.down(redisLabel + ": interrupted");
+            }
+        });
+        return probes;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Drops everything after '?' or ';' (where credentials may hide) and any user:password@. */
+    static String redactUrl(String jdbcUrl) {
+        String url = jdbcUrl;
+        int cut = indexOfAny(url, '?', ';');
+        if (cut >= 0) {
+            url = url.substring(0, cut);
+        }
+        return url.replaceAll("//[^/@]*@", "//");
+    }
+
+    private static int indexOfAny(String s, char a, char b) {
+        int i = s.indexOf(a);
+        int j = s.indexOf(b);
+        return i < 0 ? j : (j < 0 ? i : Math.min(i, j));
+    }
+
+    static String redisLabel(RedisConfig redis) {
+        return redis.usesRedissonBlock()
+                ? "(redis.redisson block)"
+                : redis.address().replaceAll("//[^/@]*@", "//");
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
+    }
+}

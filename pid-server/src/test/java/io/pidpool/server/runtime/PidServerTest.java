@@ -1,0 +1,50 @@
+package io.pidpool.server.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.server.config.ConfigException;
+import io.pidpool.server.config.DatabaseConfig;
+import io.pidpool.server.config.HttpConfig;
+import io.pidpool.server.config.RedisConfig;
+import io.pidpool.server.config.Role;
+import io.pidpool.server.config.SecurityConfig;
+import io.pidpool.server.config.ServerConfig;
+import io.pidpool.server.config.TokenConfig;
+import io.pidpool.server.config.WorkerConfig;
+import io.pidpool.server.config.ZooKeeperConfig;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PidServerTest {
+    @Test
+    void urlsInMessagesLoseTheirCredentials() {
+        assertThat(PidServer.redactUrl("jdbc:postgresql://db:5432/pidpool?user=postgres&password=secret"))
+                .isEqualTo("jdbc:postgresql://db:5432/pidpool");
+        assertThat(PidServer.redactUrl("jdbc:mariadb://root:secret@db:3306/pidpool"))
+                .isEqualTo("jdbc:mariadb://db:3306/pidpool");
+        assertThat(PidServer.redactUrl("jdbc:h2:file:/data/db/pidpool;PASSWORD=secret"))
+                .isEqualTo("jdbc:h2:file:/data/db/pidpool");
+        assertThat(PidServer.redisLabel(new RedisConfig("redis://:secret@cache:6379", "", 0, null)))
+                .isEqualTo("redis://cache:6379");
+        assertThat(PidServer.redisLabel(new RedisConfig(null, "", 0, Map.of("clusterServersConfig", Map.of()))))
+                .doesNotContain("secret");
+    }
+
+    @Test
+    void anInvalidConfigIsRejectedBeforeAnythingStarts() {
+        ServerConfig invalid = new ServerConfig(
+                "default",
+                new HttpConfig("127.0.0.1", 0, 1 << 20),
+                new ZooKeeperConfig("", 5000, 1000),
+                new RedisConfig("redis://127.0.0.1:1", "", 0, null),
+                new DatabaseConfig("jdbc:h2:mem:x", "", "", 2),
+                new SecurityConfig(
+                        "MDEyMzQ1Njc4OWFiY2RlZg==", List.of(new TokenConfig("a", "0123456789abcdef", Role.ADMIN))),
+                new WorkerConfig(false));
+        assertThatThrownBy(() -> new PidServer(invalid))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("zookeeper.connect");
+    }
+}
