@@ -18,6 +18,8 @@ import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.QuotaProvisioner;
+import io.pidpool.server.redis.RedisQuotaProvisioner;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
 import io.pidpool.worker.task.TaskHandler;
@@ -129,8 +131,16 @@ public final class PidServer implements AutoCloseable {
                             .clock(clock)
                             .build());
             requireIds(ids);
+            // added before the node, so it is closed after the node stops using it
+            RedisQuotaProvisioner quota = lifecycle.add(
+                    "quota provisioner",
+                    RedisQuotaProvisioner.builder()
+                            .redisson(client)
+                            .cluster(config.cluster())
+                            .clientId("leader-" + nodeId)
+                            .build());
             lifecycle.requireOpen("coordination node");
-            node = lifecycle.add("coordination node", buildNode());
+            node = lifecycle.add("coordination node", buildNode(quota));
             startNode(node);
             if (config.worker().enabled()) {
                 lifecycle.requireOpen("pid-worker");
@@ -263,7 +273,7 @@ public final class PidServer implements AutoCloseable {
         return client;
     }
 
-    private PidPoolNode buildNode() {
+    private PidPoolNode buildNode(QuotaProvisioner quota) {
         var zk = config.zookeeper();
         return PidPoolNode.builder()
                 .nodeId(nodeId)
@@ -276,6 +286,7 @@ public final class PidServer implements AutoCloseable {
                 .repositories(database.repositories(clock))
                 .sealer(sealer::seal)
                 .ids(ids::nextId)
+                .quotaProvisioner(quota)
                 .clock(clock)
                 .build();
     }
