@@ -49,8 +49,8 @@ const loaders = {
   usage: async () => usageMaps((await get('/api/v1/usage')).data),
   alerts: async () => list((await get('/api/v1/alerts')).data, 'alerts', 'open'),
   recommendations: async () => list((await get('/api/v1/recommendations')).data, 'recommendations'),
-  batches: async () => list((await get('/api/v1/batches?limit=50')).data, 'batches'),
-  audit: async () => list((await get('/api/v1/audit?limit=50')).data, 'entries', 'audit', 'events'),
+  batches: async () => list((await get('/api/v1/batches')).data, 'batches', 'items').slice(0, 50),
+  audit: async () => list((await get('/api/v1/audit')).data, 'entries', 'audit', 'events', 'items'),
 };
 
 async function load(name) {

@@ -165,6 +165,7 @@ class ConsoleBrowserIT {
                 .getText()
                 .contains("invalid bearer token"));
         assertThat(browser.findElement(By.id("app")).isDisplayed()).isFalse();
+        screenshot(browser, "login.png");
         signIn(browser, TOKEN);
         waitVisible(browser, "app");
         await("leader shown").atMost(WAIT).ignoreExceptions().until(() -> browser.findElement(By.id("leader"))
@@ -199,6 +200,7 @@ class ConsoleBrowserIT {
                 .contains("<img src=x id=injected>")
                 .contains("HTTP 400");
         assertThat(browser.findElements(By.id("injected"))).isEmpty();
+        screenshot(browser, "api-error.png");
         assertThat(ItSupport.get(base + "/api/v1/pids", TOKEN).body()).contains("\"pids\":[]");
 
         // --- the CSV batch add
@@ -289,7 +291,7 @@ class ConsoleBrowserIT {
         assertThat(browser.getPageSource()).doesNotContain("pw-acct");
         instances.forEach(i -> assertThat(i.wrongSecrets).as(i.name).isEmpty());
 
-        screenshot(browser, js);
+        fullPageScreenshot(browser, js);
     }
 
     // ---------------------------------------------------------------- the browser
@@ -417,7 +419,16 @@ class ConsoleBrowserIT {
         return holders;
     }
 
-    private static void screenshot(WebDriver browser, JavascriptExecutor js) throws IOException {
+    /** The visible part of the page, as an artifact next to console.png. */
+    private static void screenshot(WebDriver browser, String name) throws IOException {
+        Path png = ((org.openqa.selenium.TakesScreenshot) browser)
+                .getScreenshotAs(OutputType.FILE)
+                .toPath();
+        Files.createDirectories(OUT);
+        Files.copy(png, OUT.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static void fullPageScreenshot(WebDriver browser, JavascriptExecutor js) throws IOException {
         js.executeScript("window.scrollTo(0, 0)");
         long height =
                 ((Number) js.executeScript("return Math.ceil(document.documentElement.scrollHeight)")).longValue();
@@ -428,13 +439,8 @@ class ConsoleBrowserIT {
         await("refreshed").atMost(WAIT).ignoreExceptions().until(() -> !browser.findElement(By.tagName("body"))
                 .getAttribute("data-refreshed")
                 .equals(before));
-        Path png = ((org.openqa.selenium.TakesScreenshot) browser)
-                .getScreenshotAs(OutputType.FILE)
-                .toPath();
-        Files.createDirectories(OUT);
-        Path target = OUT.resolve("console.png");
-        Files.copy(png, target, StandardCopyOption.REPLACE_EXISTING);
-        log.info("console screenshot: {}", target.toAbsolutePath());
+        screenshot(browser, "console.png");
+        log.info("console screenshot: {}", OUT.resolve("console.png").toAbsolutePath());
     }
 
     private static Path fresh(Path dir) throws IOException {
