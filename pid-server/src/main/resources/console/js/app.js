@@ -48,7 +48,10 @@ const loaders = {
   pids: () => allPids(),
   usage: async () => usageMaps((await get('/api/v1/usage')).data),
   alerts: async () => list((await get('/api/v1/alerts')).data, 'alerts', 'open'),
-  recommendations: async () => list((await get('/api/v1/recommendations')).data, 'recommendations'),
+  recommendations: async () => {
+    const {data} = await get('/api/v1/recommendations');
+    return {items: list(data, 'recommendations', 'moves'), summary: Array.isArray(data) ? null : data};
+  },
   batches: async () => list((await get('/api/v1/batches')).data, 'batches', 'items').slice(0, 50),
   audit: async () => list((await get('/api/v1/audit')).data, 'entries', 'audit', 'events', 'items'),
 };

@@ -5,6 +5,7 @@ import {h, show, num, time, chip, note, table} from './dom.js';
 export function failure(error, what) {
   if (error.notAvailable) return note(`${what}: not available on this server`, 'muted');
   if (error.status === 403) return note(`${what}: your token's role may not read this (${error.message})`, 'muted');
+  if (error.status === 503) return note(`${what}: ${error.message}`, 'muted');
   return note(`${what}: ${error.message}`, 'error');
 }
 
@@ -157,7 +158,7 @@ function pidRow(p, holder, usage, selection, onSelect) {
     h('td', {class: 'pid-state'}, p.nodeState ? chip(p.nodeState) : h('span', {class: 'muted'}, '—')),
     h('td', {class: 'pid-holder'}, p.instance
       ? [h('span', {class: 'mono holder-id'}, p.instance), holder && holder.host ? h('div', {class: 'muted small'}, holder.host) : null]
-      : h('span', {class: 'muted'}, 'unassigned')),
+      : h('span', {class: 'muted unassigned'}, 'unassigned')),
     h('td', {class: 'pid-usage'}, usageBar(used, p.monthlyQuota, p.overageAllowance)));
 }
 
@@ -194,36 +195,44 @@ export function renderAlerts(result) {
     a.subject ? h('div', {class: 'muted small mono'}, a.subject) : null))));
 }
 
+/** `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them. */
 export function renderRecommendations(result, onPrefill) {
   if (!result.ok) {
     show('recommendations-body', failure(result.error, 'recommendations'));
     return;
   }
-  if (result.data.length === 0) {
-    show('recommendations-body', note('No moves would lower the projected overage cost.', 'good'));
+  const {items, summary: total} = result.data;
+  const head = total && total.costBefore !== undefined
+    ? h('p', {class: 'small muted'}, `Projected overage cost ${total.costBefore} → ${total.costAfter}`,
+      total.saving !== undefined ? ` (saving ${total.saving})` : '', total.month ? ` · ${total.month}` : '')
+    : null;
+  if (items.length === 0) {
+    show('recommendations-body', head, note('No moves would lower the projected overage cost.', 'good'));
     return;
   }
-  show('recommendations-body', h('ol', {class: 'items'}, result.data.map((r) => {
+  show('recommendations-body', head, h('ol', {class: 'items'}, items.map((r) => {
     const from = r.source && (r.source.module || r.source);
     const to = r.target && (r.target.module || r.target);
-    const pids = r.pidIds || r.pids || [];
-    const delta = r.delta ?? (r.totalCostAfter !== undefined && r.totalCostBefore !== undefined
-      ? (Number(r.totalCostAfter) - Number(r.totalCostBefore)).toFixed(2) : null);
-    return h('li', {class: 'item'},
+    const pids = r.pids || r.pidIds || [];
+    const delta = r.costDelta ?? r.delta ?? null;
+    return h('li', {class: 'item recommendation'},
       h('div', {class: 'item-head'},
         h('span', {class: 'mono'}, String(from ?? '?')), h('span', {class: 'arrow'}, '→'), h('span', {class: 'mono'}, String(to ?? '?')),
+        h('span', {class: 'muted small'}, `${pids.length} PID${pids.length === 1 ? '' : 's'}`),
         delta !== null ? h('span', {class: 'push saving'}, 'cost ' + String(delta)) : null),
-      h('div', {class: 'small'}, r.explanation || `${pids.length} PID(s): ${pids.join(', ')}`),
+      h('div', {class: 'small'}, r.explanation || pids.join(', ')),
       typeof to === 'string' && pids.length
-        ? h('button', {type: 'button', class: 'link', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
+        ? h('button', {type: 'button', class: 'link prefill', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
         : null);
   })));
 }
 
 // ------------------------------------------------------------------ batches and audit
 
+/** One operation in a line; `pids` is the list (a single batch) or its count (the batch list). */
 function summary(op) {
-  const count = op.pids ? `${op.pids.length} PID${op.pids.length === 1 ? '' : 's'}` : '';
+  const n = Array.isArray(op.pids) ? op.pids.length : typeof op.pids === 'number' ? op.pids : null;
+  const count = n === null ? '' : `${n} PID${n === 1 ? '' : 's'}`;
   switch (op.type) {
     case 'ADD': return `ADD ${count} to ${op.module}`;
     case 'MIGRATE': return `MIGRATE ${count} to ${op.to}`;
@@ -232,8 +241,10 @@ function summary(op) {
   }
 }
 
+/** Failed operations: their messages (a single batch) or their count (the batch list). */
 export function batchOutcome(b) {
   const failed = (b.results || []).filter((r) => !r.ok);
+  if (failed.length === 0 && b.failed > 0) return [`${b.failed} operation${b.failed === 1 ? '' : 's'} failed`];
   return failed.map((r) => `operation ${r.index + 1}: ${r.message || 'failed'}`);
 }
 

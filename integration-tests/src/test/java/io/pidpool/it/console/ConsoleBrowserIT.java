@@ -2,7 +2,6 @@ package io.pidpool.it.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.pidpool.client.PidAccount;
 import io.pidpool.client.PidClient;
@@ -12,31 +11,23 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.server.ItSupport;
 import io.pidpool.server.runtime.StandaloneServer;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,13 +48,11 @@ import org.slf4j.LoggerFactory;
 class ConsoleBrowserIT {
     private static final Logger log = LoggerFactory.getLogger(ConsoleBrowserIT.class);
 
-    static final Path CHROMIUM = Path.of(System.getProperty("pidpool.it.chromium", "/usr/bin/chromium"));
-    static final Path CHROMEDRIVER = Path.of(System.getProperty("pidpool.it.chromedriver", "/usr/bin/chromedriver"));
     static final Path OUT = Path.of("target", "console-e2e");
     static final String TOKEN = "console-e2e-admin-token-0123456789";
     static final ModuleKey SCORER = ModuleKey.parse("fin#risk#scorer");
     static final ModuleKey BOT = ModuleKey.parse("ops#chat#bot");
-    static final Duration WAIT = Duration.ofSeconds(90);
+    static final Duration WAIT = Chromium.WAIT;
     static final List<String> PIDS = List.of("acct-1001", "acct-1002", "acct-1003", "acct-1004", "acct-1005");
 
     private final List<AutoCloseable> closing = new ArrayList<>();
@@ -138,12 +127,9 @@ class ConsoleBrowserIT {
 
     @Test
     void operatorSignsInAddsPidsFromCsvMigratesOneAndSeesTheRealHolders() throws Exception {
-        assumeTrue(
-                Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "skipped: the console browser test needs Debian's chromium and chromium-driver at " + CHROMIUM + " and "
-                        + CHROMEDRIVER + " (apt-get install -y chromium chromium-driver; .ci/run does)");
+        Chromium.assumeInstalled();
         ItSupport.tmpdir();
-        Path data = fresh(OUT.resolve("data"));
+        Path data = Chromium.fresh(OUT.resolve("data"));
         StandaloneServer stack =
                 closeLater(new StandaloneServer(new StandaloneServer.Options(0, 0, 0, data, TOKEN)).start());
         String base = "http://127.0.0.1:" + stack.server().httpPort();
@@ -154,20 +140,21 @@ class ConsoleBrowserIT {
         Instance bot = closeLater(new Instance("bot-a", BOT, stack, key).start());
         List<Instance> instances = List.of(scorerA, scorerB, bot);
 
-        WebDriver browser = closeLater(new Browser(startChromium())).driver;
+        Chromium chromium = closeLater(Chromium.start(OUT));
+        WebDriver browser = chromium.driver;
         JavascriptExecutor js = (JavascriptExecutor) browser;
 
         // --- sign in: a wrong token is refused with the API's message, the right one is kept for the tab
         browser.get(base + "/");
-        waitVisible(browser, "login");
-        signIn(browser, "not-the-right-token-0123456789");
+        chromium.waitVisible("login");
+        chromium.signIn("not-the-right-token-0123456789");
         await("rejected token").atMost(WAIT).ignoreExceptions().until(() -> browser.findElement(By.id("login-error"))
                 .getText()
                 .contains("invalid bearer token"));
         assertThat(browser.findElement(By.id("app")).isDisplayed()).isFalse();
-        screenshot(browser, "login.png");
-        signIn(browser, TOKEN);
-        waitVisible(browser, "app");
+        chromium.screenshot("login.png");
+        chromium.signIn(TOKEN);
+        chromium.waitVisible("app");
         await("leader shown").atMost(WAIT).ignoreExceptions().until(() -> browser.findElement(By.id("leader"))
                 .getText()
                 .equals(stack.server().nodeId()));
@@ -178,34 +165,34 @@ class ConsoleBrowserIT {
 
         // --- a CSV the console rejects itself: nothing is sent
         WebElement addForm = browser.findElement(By.id("form-add"));
-        type(addForm.findElement(By.name("module")), SCORER.toString());
-        type(
+        Chromium.type(addForm.findElement(By.name("module")), SCORER.toString());
+        Chromium.type(
                 addForm.findElement(By.name("csv")),
                 "id,secret,monthlyQuota\nacct-1001,pw-acct-1001,1000\nacct-1002,pw,lots\n");
         addForm.findElement(By.cssSelector("button[type=submit]")).click();
-        await("CSV error shown").atMost(WAIT).until(() -> !errorOf(browser, addForm)
+        await("CSV error shown").atMost(WAIT).until(() -> !Chromium.errorOf(addForm)
                 .isEmpty());
-        assertThat(errorOf(browser, addForm))
+        assertThat(Chromium.errorOf(addForm))
                 .contains("line 3")
                 .contains("monthlyQuota of 'acct-1002' must be a whole number")
                 .doesNotContain("pw-acct-1001");
 
         // --- a batch the API rejects: its message and field appear as text, the markup stays inert
-        type(addForm.findElement(By.name("module")), "<img src=x id=injected>#risk#scorer");
-        type(addForm.findElement(By.name("csv")), csv(PIDS));
+        Chromium.type(addForm.findElement(By.name("module")), "<img src=x id=injected>#risk#scorer");
+        Chromium.type(addForm.findElement(By.name("csv")), csv(PIDS));
         addForm.findElement(By.cssSelector("button[type=submit]")).click();
-        await("API error shown").atMost(WAIT).ignoreExceptions().until(() -> errorOf(browser, addForm)
+        await("API error shown").atMost(WAIT).ignoreExceptions().until(() -> Chromium.errorOf(addForm)
                 .contains("field: operations[0].module"));
-        assertThat(errorOf(browser, addForm))
+        assertThat(Chromium.errorOf(addForm))
                 .contains("<img src=x id=injected>")
                 .contains("HTTP 400");
         assertThat(browser.findElements(By.id("injected"))).isEmpty();
-        screenshot(browser, "api-error.png");
+        chromium.screenshot("api-error.png");
         assertThat(ItSupport.get(base + "/api/v1/pids", TOKEN).body()).contains("\"pids\":[]");
 
         // --- the CSV batch add
-        type(addForm.findElement(By.name("module")), SCORER.toString());
-        type(addForm.findElement(By.name("csv")), csv(PIDS));
+        Chromium.type(addForm.findElement(By.name("module")), SCORER.toString());
+        Chromium.type(addForm.findElement(By.name("csv")), csv(PIDS));
         addForm.findElement(By.cssSelector("button[type=submit]")).click();
         awaitResult(browser, addForm, "Done: 5 PIDs added to fin#risk#scorer");
         assertThat(addForm.findElement(By.name("csv")).getAttribute("value"))
@@ -240,7 +227,7 @@ class ConsoleBrowserIT {
         migrateForm.findElement(By.cssSelector(".use-selection")).click();
         assertThat(migrateForm.findElement(By.name("pids")).getAttribute("value"))
                 .isEqualTo(moving);
-        type(migrateForm.findElement(By.name("to")), BOT.toString());
+        Chromium.type(migrateForm.findElement(By.name("to")), BOT.toString());
         migrateForm.findElement(By.cssSelector("button[type=submit]")).click();
         awaitResult(browser, migrateForm, "Done: 1 PID moved to ops#chat#bot");
         await("migrated PID shown with its new holder")
@@ -264,9 +251,9 @@ class ConsoleBrowserIT {
         // --- the module's server count through PUT /api/v1/modules/{module}
         browser.findElement(By.cssSelector(".tab[data-tab=servers]")).click();
         WebElement serversForm = browser.findElement(By.id("form-servers"));
-        type(serversForm.findElement(By.name("module")), SCORER.toString());
-        type(serversForm.findElement(By.name("servers")), "2");
-        type(serversForm.findElement(By.name("monthlyDemand")), "40000");
+        Chromium.type(serversForm.findElement(By.name("module")), SCORER.toString());
+        Chromium.type(serversForm.findElement(By.name("servers")), "2");
+        Chromium.type(serversForm.findElement(By.name("monthlyDemand")), "40000");
         serversForm.findElement(By.cssSelector("button[type=submit]")).click();
         awaitResult(browser, serversForm, "Done: fin#risk#scorer: servers 2");
         await("module card updated").atMost(WAIT).ignoreExceptions().until(() -> browser.findElement(
@@ -291,64 +278,7 @@ class ConsoleBrowserIT {
         assertThat(browser.getPageSource()).doesNotContain("pw-acct");
         instances.forEach(i -> assertThat(i.wrongSecrets).as(i.name).isEmpty());
 
-        fullPageScreenshot(browser, js);
-    }
-
-    // ---------------------------------------------------------------- the browser
-
-    private ChromeDriver startChromium() throws IOException {
-        Path profile = fresh(OUT.resolve("chromium-profile"));
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments(
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--user-data-dir=" + profile.toAbsolutePath(),
-                "--window-size=1440,1000",
-                "--lang=en-US");
-        // the driver binary is given: Selenium Manager is not asked to find or download anything
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort()
-                .withLogFile(OUT.resolve("chromedriver.log").toFile())
-                .build();
-        return new ChromeDriver(service, options);
-    }
-
-    /** Closes the browser (and its chromedriver). */
-    record Browser(WebDriver driver) implements AutoCloseable {
-        @Override
-        public void close() {
-            driver.quit();
-        }
-    }
-
-    private static void signIn(WebDriver browser, String token) {
-        WebElement input = browser.findElement(By.id("token"));
-        type(input, token);
-        browser.findElement(By.cssSelector("#login-form button[type=submit]")).click();
-    }
-
-    private static void type(WebElement input, String text) {
-        input.clear();
-        input.sendKeys(text);
-    }
-
-    private static void waitVisible(WebDriver browser, String id) {
-        await(id + " visible").atMost(WAIT).ignoreExceptions().until(() -> browser.findElement(By.id(id))
-                .isDisplayed());
-    }
-
-    private static String errorOf(WebDriver browser, WebElement form) {
-        WebElement box = form.findElement(By.cssSelector(".form-error"));
-        return box.isDisplayed() ? box.getText() : "";
+        fullPageScreenshot(chromium, js);
     }
 
     /** Waits until the form shows a result containing {@code expected}; fails at once on an error. */
@@ -357,7 +287,7 @@ class ConsoleBrowserIT {
                 .atMost(WAIT)
                 .ignoreExceptions()
                 .failFast(
-                        "the form shows an error", () -> !errorOf(browser, form).isEmpty())
+                        "the form shows an error", () -> !Chromium.errorOf(form).isEmpty())
                 .until(() -> {
                     WebElement box = form.findElement(By.cssSelector(".form-result"));
                     return box.isDisplayed() && box.getText().contains(expected);
@@ -419,16 +349,8 @@ class ConsoleBrowserIT {
         return holders;
     }
 
-    /** The visible part of the page, as an artifact next to console.png. */
-    private static void screenshot(WebDriver browser, String name) throws IOException {
-        Path png = ((org.openqa.selenium.TakesScreenshot) browser)
-                .getScreenshotAs(OutputType.FILE)
-                .toPath();
-        Files.createDirectories(OUT);
-        Files.copy(png, OUT.resolve(name), StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static void fullPageScreenshot(WebDriver browser, JavascriptExecutor js) throws IOException {
+    private static void fullPageScreenshot(Chromium chromium, JavascriptExecutor js) throws IOException {
+        WebDriver browser = chromium.driver;
         js.executeScript("window.scrollTo(0, 0)");
         long height =
                 ((Number) js.executeScript("return Math.ceil(document.documentElement.scrollHeight)")).longValue();
@@ -439,22 +361,7 @@ class ConsoleBrowserIT {
         await("refreshed").atMost(WAIT).ignoreExceptions().until(() -> !browser.findElement(By.tagName("body"))
                 .getAttribute("data-refreshed")
                 .equals(before));
-        screenshot(browser, "console.png");
+        chromium.screenshot("console.png");
         log.info("console screenshot: {}", OUT.resolve("console.png").toAbsolutePath());
-    }
-
-    private static Path fresh(Path dir) throws IOException {
-        if (Files.exists(dir)) {
-            try (Stream<Path> walk = Files.walk(dir)) {
-                walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                    try {
-                        Files.delete(p);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                });
-            }
-        }
-        return Files.createDirectories(dir);
     }
 }
