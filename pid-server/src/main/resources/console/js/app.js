@@ -60,8 +60,8 @@ async function load(name) {
   try {
     state[name] = {ok: true, data: await loaders[name]()};
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    state[name] = {ok: false, error: e};
+    // an answer of an unexpected shape fails this panel only
+    state[name] = {ok: false, error: e instanceof ApiError ? e : new ApiError(0, 'unexpected answer: ' + e.message)};
   }
 }
 
@@ -71,7 +71,7 @@ async function refreshLocalBatches() {
     try {
       remember((await batch(b.id)).data);
     } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
+      // keep what we had; the next refresh asks again
     }
   }));
 }
@@ -110,16 +110,25 @@ function schedule() {
 
 // ------------------------------------------------------------------ rendering
 
+/** Runs one panel's renderer; a failure shows in that panel instead of stopping the others. */
+function safely(panel, draw) {
+  try {
+    draw();
+  } catch (e) {
+    show(panel, h('p', {class: 'note note-error'}, 'cannot show this: ' + e.message));
+  }
+}
+
 function render() {
-  renderCluster(state.cluster);
-  renderSummary(state);
-  renderModules(state);
-  renderPidTable();
-  renderAlerts(state.alerts);
-  renderRecommendations(state.recommendations, prefillMigrate);
-  renderBatches(state.batches, [...localBatches.values()].reverse());
-  renderAudit(state.audit);
-  updateModuleChoices();
+  safely('cluster-line', () => renderCluster(state.cluster));
+  safely('summary', () => renderSummary(state));
+  safely('modules-body', () => renderModules(state));
+  safely('pids-body', renderPidTable);
+  safely('alerts-body', () => renderAlerts(state.alerts));
+  safely('recommendations-body', () => renderRecommendations(state.recommendations, prefillMigrate));
+  safely('batches-body', () => renderBatches(state.batches, [...localBatches.values()].reverse()));
+  safely('audit-body', () => renderAudit(state.audit));
+  safely('module-list', updateModuleChoices);
   show('refreshed', 'updated ' + time(new Date()).slice(11));
   document.body.dataset.refreshed = String(Date.now());
 }
@@ -152,8 +161,7 @@ function prefillMigrate(pids, to) {
 
 function remember(b) {
   if (!b || !b.id) return;
-  localBatches.delete(b.id);
-  localBatches.set(b.id, b);
+  localBatches.set(b.id, b); // a known batch keeps its place; a new one goes last (newest)
   while (localBatches.size > 50) localBatches.delete(localBatches.keys().next().value);
   sessionStorage.setItem(LOCAL_BATCHES, JSON.stringify([...localBatches.values()]));
 }

@@ -117,8 +117,8 @@ function handle(id, hooks, action) {
         if (clear) clear();
       }
     } catch (e) {
-      if (!(e instanceof ApiError || e instanceof InputError)) throw e;
-      showError(form, errorBox, e, []);
+      const shown = e instanceof ApiError || e instanceof InputError ? e : new ApiError(0, 'unexpected failure: ' + e.message);
+      showError(form, errorBox, shown, []);
     } finally {
       button.disabled = false;
       button.textContent = label;
