@@ -13,13 +13,17 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * {@code POST /api/v1/batches[?wait=true&timeoutMs=]} and {@code GET /api/v1/batches/{id}}. With
- * {@code wait=true} the answer is written when {@link OperatorApi#await} completes; no Jetty thread
- * waits meanwhile.
+ * {@code POST /api/v1/batches[?wait=true&timeoutMs=]}, {@code GET /api/v1/batches/{id}[?wait=true]}
+ * and the history {@code GET /api/v1/batches?limit=}. With {@code wait=true} the answer is written
+ * when {@link OperatorApi#await} completes (final, or the timeout passed: then 202 with the current
+ * status); no Jetty thread waits meanwhile, and all waiters of a server share one watch and one
+ * poll ({@code BatchService}).
  */
 final class BatchRoutes implements ApiRoutes {
     static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
     static final Duration MAX_WAIT = Duration.ofMinutes(2);
+    static final int DEFAULT_LIST = 20;
+    static final int MAX_LIST = 500;
 
     private final OperatorApi api;
 
@@ -34,8 +38,23 @@ final class BatchRoutes implements ApiRoutes {
             List<Operation> ops = RequestParser.batch(routes.readJson(ctx));
             submitAndAnswer(ctx, ops, wait);
         });
+        routes.get("/api/v1/batches", Access.READ, ctx -> {
+            int limit = Params.limit(ctx, "limit", DEFAULT_LIST, MAX_LIST);
+            Routes.answer(
+                    ctx,
+                    200,
+                    new ApiJson.Batches(api.batches(limit).stream()
+                            .map(ApiJson.BatchSummary::of)
+                            .toList()));
+        });
         routes.get("/api/v1/batches/{id}", Access.READ, ctx -> {
             BatchId id = new BatchId(Params.longValue(ctx.pathParam("id"), "id"));
+            WaitSpec wait = waitSpec(ctx);
+            if (wait.waiting()) {
+                // many clients may wait on one batch: they share the server's one watch and poll
+                ctx.future(() -> api.await(id, wait.timeout()).thenAccept(batch -> answerBatch(ctx, batch)));
+                return;
+            }
             BatchRecord batch = api.batch(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
             Routes.answer(ctx, 200, ApiJson.Batch.of(batch));
         });

@@ -12,6 +12,7 @@ import io.pidpool.server.config.Role.Access;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,9 +43,18 @@ public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
     /** Where to listen and how large a body may be. */
-    public record Settings(String host, int port, long maxRequestBytes) {
+    /**
+     * Where to listen and how large a body may be.
+     *
+     * @param metricsRequireToken whether {@code /metrics} needs a (viewer) token; open otherwise
+     */
+    public record Settings(String host, int port, long maxRequestBytes, boolean metricsRequireToken) {
+        public Settings(String host, int port, long maxRequestBytes) {
+            this(host, port, maxRequestBytes, false);
+        }
+
         public static Settings of(HttpConfig http) {
-            return new Settings(http.host(), http.port(), http.maxRequestBytes());
+            return new Settings(http.host(), http.port(), http.maxRequestBytes(), http.metricsRequireToken());
         }
     }
 
@@ -71,14 +81,29 @@ public final class HttpApi implements AutoCloseable {
 
     private final Settings settings;
     private final BearerTokens tokens;
+    private final Consumer<RejectedWrite> rejections;
     private final Javalin app;
     private final Routes routes;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 
-    /** The shared parts only: add every area with {@link #with(ApiRoutes)}. */
+    /**
+     * The shared parts only, without an audit trail for refused writes (tests of one area): add
+     * every area with {@link #with(ApiRoutes)}.
+     */
     public HttpApi(Settings settings, BearerTokens tokens) {
+        this(settings, tokens, attempt -> {});
+    }
+
+    /**
+     * The shared parts only: add every area with {@link #with(ApiRoutes)}.
+     *
+     * @param rejections receives every write request refused with a 4xx (for the audit trail); must
+     *     not throw
+     */
+    public HttpApi(Settings settings, BearerTokens tokens, Consumer<RejectedWrite> rejections) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.tokens = Objects.requireNonNull(tokens, "tokens");
+        this.rejections = Objects.requireNonNull(rejections, "rejections");
         this.app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -90,20 +115,24 @@ public final class HttpApi implements AutoCloseable {
             });
             config.requestLogger.http(HttpApi::logRequest);
         });
-        this.routes = new Routes(app, settings.maxRequestBytes());
+        this.routes = new Routes(app, settings.maxRequestBytes(), settings.metricsRequireToken());
         app.beforeMatched(this::authorize);
         app.exception(Exception.class, (e, ctx) -> answerError(ctx, e));
         app.exception(HttpResponseException.class, (e, ctx) -> answerError(ctx, e));
     }
 
-    /** The shared parts and the built-in areas: health and cluster, modules, batches, PIDs. */
+    /**
+     * The shared parts and the built-in areas: health and cluster, modules, batches, PIDs, audit;
+     * refused writes go to {@link OperatorApi#rejected}.
+     */
     public HttpApi(Settings settings, OperatorApi api, HealthCheck health, BearerTokens tokens) {
-        this(settings, tokens);
+        this(settings, tokens, api::rejected);
         BatchRoutes batches = new BatchRoutes(api);
         with(new ClusterRoutes(api, health));
         with(new ModuleRoutes(api, batches));
         with(batches);
         with(new PidRoutes(api));
+        with(new AuditRoutes(api));
     }
 
     /** Binds the port. Throws {@code UNAVAILABLE} if it is taken. */
@@ -188,7 +217,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /** The one place where failures become HTTP answers. */
-    private static void answerError(Context ctx, Exception e) {
+    private void answerError(Context ctx, Exception e) {
         int status;
         ApiJson.Error error;
         if (e instanceof PidPoolException p) {
@@ -212,10 +241,42 @@ public final class HttpApi implements AutoCloseable {
             error = new ApiJson.Error("internal error", null, "INTERNAL");
             log.error("{} {} failed", ctx.method(), ctx.path(), e);
         }
+        if (status >= 400 && status < 500 && isWrite(ctx)) {
+            audit(ctx, status, error);
+        }
         if (status >= 500 && status != 500) {
             log.warn("{} {} -> {}: {}", ctx.method(), ctx.path(), status, e.getMessage());
         }
         answer(ctx, status, error);
+    }
+
+    private static boolean isWrite(Context ctx) {
+        return switch (ctx.method()) {
+            case POST, PUT, PATCH, DELETE -> true;
+            default -> false;
+        };
+    }
+
+    private void audit(Context ctx, int status, ApiJson.Error error) {
+        Principal principal = ctx.attribute(Routes.PRINCIPAL);
+        try {
+            rejections.accept(new RejectedWrite(
+                    principal == null ? RejectedWrite.ANONYMOUS : principal.name(),
+                    ctx.method().name(),
+                    ctx.path(),
+                    status,
+                    error.code(),
+                    error.field(),
+                    error.error(),
+                    ctx.ip()));
+        } catch (RuntimeException e) {
+            log.warn(
+                    "{} {} -> {}: the refusal could not be audited: {}",
+                    ctx.method(),
+                    ctx.path(),
+                    status,
+                    e.toString());
+        }
     }
 
     static int statusOf(ErrorCode code) {

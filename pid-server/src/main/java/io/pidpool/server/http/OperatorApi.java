@@ -7,6 +7,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
 import java.time.Duration;
 import java.util.List;
@@ -49,6 +50,19 @@ public interface OperatorApi {
 
     /** One page of PIDs matching the query, sorted by id. */
     PidPage pids(PidQuery query);
+
+    /** The newest batches, newest first, at most {@code limit}. */
+    List<BatchRecord> batches(int limit);
+
+    /** The newest audit entries, newest first, at most {@code limit}. */
+    List<AuditEntry> audit(int limit);
+
+    /**
+     * Writes a refused write attempt (401, 403, validation failure, too large …) to the audit trail,
+     * in a transaction of its own (nothing else was written). Never throws: a failure is logged,
+     * since the caller is already answering with an error.
+     */
+    void rejected(RejectedWrite attempt);
 
     /**
      * @param self the id of the server that answers

@@ -32,10 +32,20 @@ public final class Routes {
 
     private final Javalin app;
     private final long maxRequestBytes;
+    private final boolean metricsRequireToken;
 
-    Routes(Javalin app, long maxRequestBytes) {
+    Routes(Javalin app, long maxRequestBytes, boolean metricsRequireToken) {
         this.app = Objects.requireNonNull(app, "app");
         this.maxRequestBytes = maxRequestBytes;
+        this.metricsRequireToken = metricsRequireToken;
+    }
+
+    /**
+     * {@code GET path} for metrics scrapers: open, or needing a viewer token when {@code
+     * http.metricsRequireToken} is set.
+     */
+    public Routes metrics(String path, Handler handler) {
+        return metricsRequireToken ? get(path, Access.READ, handler) : getPublic(path, handler);
     }
 
     /** A route open to everyone ({@code /health}, the console). */

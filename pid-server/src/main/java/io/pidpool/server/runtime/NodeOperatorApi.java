@@ -5,26 +5,54 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
+import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.port.StorageLimits;
 import io.pidpool.server.http.OperatorApi;
+import io.pidpool.server.http.RejectedWrite;
+import io.pidpool.server.leader.BatchValidator;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.ReadModel;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The operator facade backed by this server's {@link PidPoolNode}: reads from its read model
  * (database + its ZooKeeper view; a follower answers too), batches through its {@code
- * BatchService}. Thread-safe, as the node is.
+ * BatchService} after the early checks of {@link BatchValidator} (in the transaction that records
+ * the batch and its audit row), the batch history and the audit trail from the database. Thread-safe,
+ * as the node is.
  */
 final class NodeOperatorApi implements OperatorApi {
-    private final PidPoolNode node;
+    private static final Logger log = LoggerFactory.getLogger(NodeOperatorApi.class);
+    static final String REJECTED = "write.rejected";
 
-    NodeOperatorApi(PidPoolNode node) {
+    private final PidPoolNode node;
+    private final Repositories repos;
+    private final LongSupplier ids;
+    private final Clock clock;
+    private final BatchValidator validator;
+
+    /**
+     * @param repos the same store the node uses (for the audit trail, the batch history and the
+     *     early checks of a batch)
+     * @param ids Snowflake ids for audit rows
+     */
+    NodeOperatorApi(PidPoolNode node, Repositories repos, LongSupplier ids, Clock clock) {
         this.node = Objects.requireNonNull(node, "node");
+        this.repos = Objects.requireNonNull(repos, "repos");
+        this.ids = Objects.requireNonNull(ids, "ids");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.validator = new BatchValidator(repos, this::registered);
     }
 
     @Override
@@ -51,7 +79,43 @@ final class NodeOperatorApi implements OperatorApi {
 
     @Override
     public BatchId submit(List<Operation> operations, String requestedBy) {
-        return node.batches().submit(operations, requestedBy);
+        return node.batches().submit(operations, requestedBy, validator::check);
+    }
+
+    @Override
+    public List<BatchRecord> batches(int limit) {
+        return repos.operations().recent(limit);
+    }
+
+    @Override
+    public List<AuditEntry> audit(int limit) {
+        return repos.audit().recent(limit);
+    }
+
+    @Override
+    public void rejected(RejectedWrite attempt) {
+        try {
+            repos.audit()
+                    .append(new AuditEntry(
+                            ids.getAsLong(),
+                            clock.instant(),
+                            StorageLimits.cut(attempt.actor(), StorageLimits.MAX_ACTOR),
+                            REJECTED,
+                            attempt.target(),
+                            attempt.detail()));
+        } catch (RuntimeException e) {
+            log.warn("refused {} could not be audited: {}", attempt.target(), e.toString());
+        }
+    }
+
+    /** Whether the module has a node with children under {@code /modules} (its instances' traces). */
+    private boolean registered(ModuleKey module) {
+        try {
+            Stat stat = node.curator().checkExists().forPath(node.layout().module(module));
+            return stat != null && stat.getNumChildren() > 0;
+        } catch (Exception e) {
+            throw PidPoolException.unavailable("could not look up " + module + " in ZooKeeper", e);
+        }
     }
 
     @Override
