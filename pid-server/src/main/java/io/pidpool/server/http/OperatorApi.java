@@ -82,6 +82,9 @@ public interface OperatorApi {
      * @param pids accounts of the module
      * @param assignable the ACTIVE ones
      * @param held of those, held by a live instance
+     * @param monthlyQuota the sum of its accounts' monthly quotas
+     * @param used commands used this month on its accounts (the usage ledger: deductions minus
+     *     refunds, as far as they have been synced from Redis)
      */
     record ModuleView(
             ModuleKey module,
@@ -90,9 +93,23 @@ public interface OperatorApi {
             int pids,
             int assignable,
             int held,
-            List<InstanceView> instances) {
+            List<InstanceView> instances,
+            long monthlyQuota,
+            long used) {
         public ModuleView {
             instances = List.copyOf(instances);
+        }
+
+        /** Without usage figures. */
+        public ModuleView(
+                ModuleKey module,
+                int servers,
+                long monthlyDemand,
+                int pids,
+                int assignable,
+                int held,
+                List<InstanceView> instances) {
+            this(module, servers, monthlyDemand, pids, assignable, held, instances, 0, 0);
         }
     }
 
@@ -109,6 +126,7 @@ public interface OperatorApi {
      * @param instance the holder, or {@code null} when unassigned
      * @param nodeState the state of its ZooKeeper node, or {@code null} when unassigned
      * @param error the SDK's error report in the node, empty if none
+     * @param used commands used this month (the usage ledger, as far as synced from Redis)
      */
     record PidView(
             String id,
@@ -118,7 +136,21 @@ public interface OperatorApi {
             long overageAllowance,
             InstanceId instance,
             PidState nodeState,
-            String error) {}
+            String error,
+            long used) {
+        /** Without a usage figure. */
+        public PidView(
+                String id,
+                ModuleKey module,
+                PidStatus status,
+                long monthlyQuota,
+                long overageAllowance,
+                InstanceId instance,
+                PidState nodeState,
+                String error) {
+            this(id, module, status, monthlyQuota, overageAllowance, instance, nodeState, error, 0);
+        }
+    }
 
     /**
      * A filter and a page. Every filter may be {@code null} (no filter).

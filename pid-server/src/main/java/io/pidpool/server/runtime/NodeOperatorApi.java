@@ -9,6 +9,7 @@ import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.StorageLimits;
+import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.http.RejectedWrite;
 import io.pidpool.server.leader.BatchValidator;
@@ -16,7 +17,10 @@ import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.ReadModel;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -35,6 +39,7 @@ import org.slf4j.LoggerFactory;
 final class NodeOperatorApi implements OperatorApi {
     private static final Logger log = LoggerFactory.getLogger(NodeOperatorApi.class);
     static final String REJECTED = "write.rejected";
+    private static final MonthlyWindow WINDOW = new MonthlyWindow(ZoneOffset.UTC);
 
     private final PidPoolNode node;
     private final Repositories repos;
@@ -62,13 +67,16 @@ final class NodeOperatorApi implements OperatorApi {
 
     @Override
     public List<ModuleView> modules() {
-        return node.modules().stream().map(NodeOperatorApi::moduleView).toList();
+        List<ReadModel.Module> modules = node.modules();
+        Usage usage = usage(node.pids(null, null));
+        return modules.stream().map(m -> moduleView(m, usage)).toList();
     }
 
     @Override
     public Optional<ModuleView> module(ModuleKey module) {
         try {
-            return Optional.of(moduleView(node.module(module)));
+            ReadModel.Module m = node.module(module);
+            return Optional.of(moduleView(m, usage(node.pids(module, null))));
         } catch (PidPoolException e) {
             if (e.code() == ErrorCode.NOT_FOUND) {
                 return Optional.empty();
@@ -130,7 +138,7 @@ final class NodeOperatorApi implements OperatorApi {
 
     @Override
     public PidPage pids(PidQuery query) {
-        return page(node.pids(query.module(), query.state()), query);
+        return page(node.pids(query.module(), query.state()), query, monthUsage());
     }
 
     // ---------------------------------------------------------------- mapping (static, unit-tested)
@@ -148,7 +156,37 @@ final class NodeOperatorApi implements OperatorApi {
                         .toList());
     }
 
+    /** This month's usage by PID and the quota sum by module, for the module views. */
+    record Usage(Map<String, Long> byPid, Map<ModuleKey, Long> quotaByModule, Map<ModuleKey, Long> usedByModule) {
+        static final Usage NONE = new Usage(Map.of(), Map.of(), Map.of());
+    }
+
+    private Usage usage(List<ReadModel.Pid> pids) {
+        Map<String, Long> byPid = monthUsage();
+        Map<ModuleKey, Long> quota = new HashMap<>();
+        Map<ModuleKey, Long> used = new HashMap<>();
+        for (ReadModel.Pid p : pids) {
+            quota.merge(p.module(), p.monthlyQuota(), Long::sum);
+            used.merge(p.module(), byPid.getOrDefault(p.id(), 0L), Long::sum);
+        }
+        return new Usage(byPid, quota, used);
+    }
+
+    /** Net usage of the current month (UTC, the SDK's default window) by PID; empty if unreadable. */
+    private Map<String, Long> monthUsage() {
+        try {
+            return repos.usage().netUsageByPid(WINDOW.current(clock).value());
+        } catch (PidPoolException e) {
+            log.warn("usage ledger unreadable, views show no usage: {}", e.getMessage());
+            return Map.of();
+        }
+    }
+
     static ModuleView moduleView(ReadModel.Module m) {
+        return moduleView(m, Usage.NONE);
+    }
+
+    static ModuleView moduleView(ReadModel.Module m, Usage usage) {
         return new ModuleView(
                 m.key(),
                 m.config().servers(),
@@ -158,10 +196,16 @@ final class NodeOperatorApi implements OperatorApi {
                 m.held(),
                 m.instances().stream()
                         .map(i -> new InstanceView(i.id(), i.host(), i.weight(), i.live(), i.held(), i.pending()))
-                        .toList());
+                        .toList(),
+                usage.quotaByModule().getOrDefault(m.key(), 0L),
+                usage.usedByModule().getOrDefault(m.key(), 0L));
     }
 
     static PidView pidView(ReadModel.Pid p) {
+        return pidView(p, Map.of());
+    }
+
+    static PidView pidView(ReadModel.Pid p, Map<String, Long> used) {
         return new PidView(
                 p.id(),
                 p.module(),
@@ -170,16 +214,21 @@ final class NodeOperatorApi implements OperatorApi {
                 p.overageAllowance(),
                 p.instance(),
                 p.nodeState(),
-                p.error());
+                p.error(),
+                used.getOrDefault(p.id(), 0L));
     }
 
     /** Filters by status, pages by id ({@code pids} is sorted by id, as the read model returns it). */
     static PidPage page(List<ReadModel.Pid> pids, PidQuery query) {
+        return page(pids, query, Map.of());
+    }
+
+    static PidPage page(List<ReadModel.Pid> pids, PidQuery query, Map<String, Long> used) {
         List<PidView> matching = pids.stream()
                 .filter(p -> query.status() == null || p.status() == query.status())
                 .filter(p -> query.after() == null || p.id().compareTo(query.after()) > 0)
                 .limit(query.limit() + 1L)
-                .map(NodeOperatorApi::pidView)
+                .map(p -> pidView(p, used))
                 .toList();
         if (matching.size() <= query.limit()) {
             return new PidPage(matching, null);

@@ -239,7 +239,27 @@ class OperatorApiIT {
 
     @Test
     void readsAnswerOnEveryServer() throws Exception {
+        // usage synced to the ledger this month: 7 - 2 on u1, 5 on u2; last month's does not count
+        java.time.YearMonth month = java.time.YearMonth.now(java.time.ZoneOffset.UTC);
+        java.time.Instant now = java.time.Instant.now();
+        var usage = repos.usage();
+        usage.recordDeduction(new io.pidpool.core.port.Deduction("read-d1", "u1", "read-sdk", 1, 7, month, now));
+        usage.recordDeduction(new io.pidpool.core.port.Deduction("read-d2", "u2", "read-sdk", 2, 5, month, now));
+        usage.recordDeduction(
+                new io.pidpool.core.port.Deduction("read-d3", "u2", "read-sdk", 3, 50, month.minusMonths(1), now));
+        usage.recordRefund(new io.pidpool.core.port.Refund("read-r1", "read-d1", "read-sdk", 4, 2, now));
         for (String base : List.of(leaderBase, followerBase)) {
+            JsonNode fin = JSON.readTree(
+                    get(base + "/api/v1/modules/" + FIN_PATH, VIEWER).body());
+            assertThat(fin.path("used").asLong()).isEqualTo(10);
+            assertThat(fin.path("monthlyQuota").asLong()).isEqualTo(600);
+            JsonNode u = JSON.readTree(get(base + "/api/v1/pids?module=" + FIN_PATH, VIEWER)
+                            .body())
+                    .path("pids");
+            assertThat(u.get(0).path("used").asLong()).isEqualTo(5);
+            assertThat(u.get(1).path("used").asLong()).isEqualTo(5);
+            assertThat(u.get(2).path("used").asLong()).isZero();
+
             JsonNode cluster =
                     JSON.readTree(get(base + "/api/v1/cluster", VIEWER).body());
             assertThat(cluster.path("leader").asText()).isEqualTo(leader.nodeId());
