@@ -281,6 +281,22 @@ class HttpApiTest {
         }
 
         @Test
+        void aWriteToNoRouteIsAuditedToo() {
+            Answer a = post("/api/v1/nothing-here", OPERATOR, "{}");
+            assertThat(a.status()).isEqualTo(404);
+            assertThat(api.rejections)
+                    .extracting(RejectedWrite::target, RejectedWrite::status)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("POST /api/v1/nothing-here", 404));
+        }
+
+        @Test
+        void waitingOnAnUnknownBatchIs404() {
+            Answer a = get("/api/v1/batches/12345?wait=true", VIEWER);
+            assertThat(a.status()).isEqualTo(404);
+            assertThat(a.field()).isEqualTo("id");
+        }
+
+        @Test
         void refusedReadsAndAcceptedWritesAreNotRejections() {
             get("/api/v1/cluster", null);
             get("/api/v1/pids?limit=0", VIEWER);

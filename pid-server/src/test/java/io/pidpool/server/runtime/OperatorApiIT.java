@@ -292,6 +292,8 @@ class OperatorApiIT {
             long second = history.path("batches").get(1).path("id").asLong();
             assertThat(first).isGreaterThan(second);
             assertThat(get(base + "/health", null).statusCode()).isEqualTo(200);
+            HttpResponse<String> unknown = get(base + "/api/v1/batches/1?wait=true&timeoutMs=100", VIEWER);
+            assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
         }
     }
 
