@@ -201,8 +201,11 @@ public final class HttpApi implements AutoCloseable {
                     ErrorCode.FORBIDDEN.name(),
                     null,
                     "role " + principal.role().name().toLowerCase(Locale.ROOT) + " may not "
-                            + (requires.access() == Access.READ ? "read" : "change") + " this (needs "
-                            + (requires.access() == Access.ADMIN ? "admin" : "operator") + ")");
+                            + switch (requires.access()) {
+                                case READ -> "read this";
+                                case WRITE -> "change this (needs operator)";
+                                case ADMIN -> "use this (needs admin)";
+                            });
         }
     }
 
