@@ -71,13 +71,14 @@ class OperatorApiIT {
     String leaderBase;
     String followerBase;
     Repositories repos;
+    String cluster;
 
     @BeforeAll
     void start() throws Exception {
         ItSupport.tmpdir();
         zk = new LoopbackZooKeeper();
         String db = "jdbc:h2:mem:api_" + UUID.randomUUID().toString().replace("-", "") + ";DB_CLOSE_DELAY=-1";
-        String cluster = "api-" + UUID.randomUUID().toString().substring(0, 8);
+        cluster = "api-" + UUID.randomUUID().toString().substring(0, 8);
         for (String id : List.of("api-a", "api-b")) {
             servers.add(new PidServer(config(cluster, db), id).start());
         }
@@ -235,6 +236,51 @@ class OperatorApiIT {
                         () -> get(followerBase + "/api/v1/batches/" + id + "?wait=true&timeoutMs=20000", VIEWER)))
                 .toList();
         gets.forEach(g -> assertDealed(g.join()));
+    }
+
+    @Test
+    void aRegisteredInstanceMakesItsModuleKnownAndTheViewsShowWhatItHolds() throws Exception {
+        String module = "new#team#app";
+        String path = "new%23team%23app";
+        String body = ops(add(module, "i1", "i2"));
+        HttpResponse<String> unknown = post(followerBase, OPERATOR, body);
+        assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+
+        try (var instance = new io.pidpool.server.testing.SimulatedInstance(
+                        zk.connectString(),
+                        new io.pidpool.core.protocol.ZkLayout(cluster),
+                        io.pidpool.core.model.ModuleKey.parse(module),
+                        "sim",
+                        new io.pidpool.server.testing.Platform())
+                .start()) {
+            assertDealed(post(followerBase, OPERATOR, body));
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> instance.held().size() == 2);
+            for (String base : List.of(leaderBase, followerBase)) {
+                org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> readTree(get(base + "/api/v1/modules/" + path, VIEWER)
+                                                .body())
+                                        .path("held")
+                                        .asInt()
+                                == 2);
+                JsonNode view =
+                        readTree(get(base + "/api/v1/modules/" + path, VIEWER).body());
+                assertThat(view.path("pids").asInt()).isEqualTo(2);
+                JsonNode only = view.path("instances").get(0);
+                assertThat(only.path("instance").asText())
+                        .isEqualTo(instance.id().toString());
+                assertThat(only.path("live").asBoolean()).isTrue();
+                assertThat(only.path("held").asInt()).isEqualTo(2);
+                JsonNode pids = readTree(get(base + "/api/v1/pids?module=" + path + "&state=ADDED", VIEWER)
+                                .body())
+                        .path("pids");
+                assertThat(pids.findValuesAsText("instance"))
+                        .containsOnly(instance.id().toString())
+                        .hasSize(2);
+            }
+        }
     }
 
     @Test
