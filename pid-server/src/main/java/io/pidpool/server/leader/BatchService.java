@@ -80,7 +80,17 @@ public final class BatchService {
      *     batch, UNAVAILABLE if the database cannot be reached
      */
     public BatchId submit(List<Operation> operations, String requestedBy) {
+        return submit(operations, requestedBy, ops -> {});
+    }
+
+    /**
+     * {@link #submit(List, String)} after {@code check} accepted the operations: the check runs in
+     * the transaction that records the batch and its audit row, so a check that throws records
+     * nothing (e.g. {@link BatchValidator#check}).
+     */
+    public BatchId submit(List<Operation> operations, String requestedBy, Consumer<List<Operation>> check) {
         requireNonNull(operations, "operations");
+        requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
         BatchId id = new BatchId(ids.getAsLong());
         OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
@@ -88,6 +98,7 @@ public final class BatchService {
         AuditEntry audit = new AuditEntry(
                 ids.getAsLong(), clock.instant(), requestedBy, "batch.accepted", id.toString(), summary(operations));
         repos.transactor().useTransaction(() -> {
+            check.accept(batch.operations());
             repos.operations().append(record);
             repos.audit().append(audit);
         });

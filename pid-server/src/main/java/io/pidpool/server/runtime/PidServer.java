@@ -98,10 +98,15 @@ public final class PidServer implements AutoCloseable {
 
     /** Validates the configuration; nothing is started yet. */
     public PidServer(ServerConfig config) {
+        this(config, defaultNodeId());
+    }
+
+    /** With a given node id: tests run several servers in one JVM, where the default id repeats. */
+    PidServer(ServerConfig config, String nodeId) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
         this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
         this.clock = Clock.systemUTC();
-        this.nodeId = defaultNodeId();
+        this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */
@@ -147,7 +152,7 @@ public final class PidServer implements AutoCloseable {
                 workers = lifecycle.add("pid-worker", startWorkers());
             }
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
-            OperatorApi operatorApi = new NodeOperatorApi(node);
+            OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
             http = lifecycle.add(
                     "HTTP API",

@@ -107,6 +107,7 @@ class ConfigLoaderTest {
             Map.entry("http.host", "127.0.0.1"),
             Map.entry("http.port", "8181"),
             Map.entry("http.maxRequestBytes", "2048"),
+            Map.entry("http.metricsRequireToken", "true"),
             Map.entry("zookeeper.connect", "zkx:2181"),
             Map.entry("zookeeper.sessionTimeoutMs", "7000"),
             Map.entry("zookeeper.connectionTimeoutMs", "3000"),
