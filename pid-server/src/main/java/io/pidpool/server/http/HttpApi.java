@@ -113,6 +113,12 @@ public final class HttpApi implements AutoCloseable {
         routes();
     }
 
+    /** Adds the alert and recommendation routes ({@link AdviceRoutes}); call before {@link #start()}. */
+    public HttpApi advice(io.pidpool.server.advice.AdviceApi advice) {
+        AdviceRoutes.register(app, Objects.requireNonNull(advice, "advice"), new Requires(Access.READ));
+        return this;
+    }
+
     /** Binds the port. Throws {@code UNAVAILABLE} if it is taken. */
     public HttpApi start() {
         if (!state.compareAndSet(State.NEW, State.STARTED)) {
