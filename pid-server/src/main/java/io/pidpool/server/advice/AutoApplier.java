@@ -17,7 +17,6 @@ import io.pidpool.server.leader.BatchService;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongSupplier;
@@ -124,20 +123,16 @@ final class AutoApplier {
             log.debug("auto-apply throttled: {} moves since {}", movedInWindow, windowStart);
             return Optional.empty();
         }
-        List<Operation> operations = new ArrayList<>();
+        List<Operation.Migrate> migrations = recommendations.firstMoves(budget);
+        List<Operation> operations = List.copyOf(migrations);
+        int moves = migrations.stream().mapToInt(op -> op.pidIds().size()).sum();
         StringBuilder detail = new StringBuilder();
-        int moves = 0;
-        for (Recommendation r : recommendations.recommendations()) {
-            if (moves == budget) {
-                break;
-            }
-            List<String> taken =
-                    r.pidIds().subList(0, Math.min(budget - moves, r.pidIds().size()));
-            operations.add(new Operation.Migrate(taken, r.target().module()));
-            moves += taken.size();
+        for (int i = 0; i < migrations.size(); i++) {
+            Recommendation r = recommendations.recommendations().get(i);
+            int taken = migrations.get(i).pidIds().size();
             detail.append(
-                            taken.size() < r.pidIds().size()
-                                    ? "(throttled: " + taken.size() + " of "
+                            taken < r.pidIds().size()
+                                    ? "(throttled: " + taken + " of "
                                             + r.pidIds().size() + " PIDs) "
                                     : "")
                     .append(r.explanation())
