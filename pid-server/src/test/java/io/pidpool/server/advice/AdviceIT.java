@@ -195,4 +195,46 @@ class AdviceIT {
                 .hasSizeLessThanOrEqualTo(1);
         assertThat(flaky.held()).doesNotContain("c-0");
     }
+
+    @Test
+    void theMassFailureBrakeIsStoredWhileEngagedAndResolvedWhenTheLeaderReleasesIt() {
+        List<String> pids = cluster.addPids(FLAKY, 4, "m", 40);
+        setup = new AdviceSetup(
+                config(),
+                "test",
+                cluster.database.alerts(),
+                cluster.database.dataSource(),
+                "default",
+                ids::incrementAndGet,
+                clock);
+        // the planner's brake with a 5 s window (production: advice.massFailureShare over 1 min), so
+        // the brake releases within the test
+        cluster.startNode("s1", b -> b.alerts(setup.leaderSink())
+                .placement(grace -> new io.pidpool.server.leader.PlannerPlacement(
+                        io.pidpool.core.allocation.PlannerPolicy.defaults(grace)
+                                .withRebalanceDelay(Duration.ZERO)
+                                .withBrake(0.5, Duration.ofSeconds(5)))));
+        List<SimulatedInstance> doomed =
+                List.of(cluster.startInstance(FLAKY), cluster.startInstance(FLAKY), cluster.startInstance(FLAKY));
+        SimulatedInstance survivor = cluster.startInstance(FLAKY);
+        await().atMost(WAIT).until(() -> cluster.settled(FLAKY, pids));
+        for (SimulatedInstance sim : doomed) {
+            sim.crash();
+            cluster.remove(sim);
+        }
+
+        String key = "BRAKE_ENGAGED:" + FLAKY;
+        await().atMost(WAIT).until(() -> setup.alerts().open().stream()
+                .anyMatch(a -> a.key().equals(key)));
+        StoredAlert engaged = setup.alerts().open().stream()
+                .filter(a -> a.key().equals(key))
+                .findFirst()
+                .orElseThrow();
+        assertThat(engaged.alert().severity()).isEqualTo(io.pidpool.core.advice.Severity.CRITICAL);
+        // the window passes, the planner stops braking, the leader clears its key: resolved
+        await().atMost(WAIT).until(() -> setup.alerts().recent(1_000).stream()
+                .anyMatch(a -> a.id() == engaged.id() && a.state() == AlertState.RESOLVED));
+        await().atMost(WAIT).until(() -> survivor.held().size() == 40);
+        cluster.assertNoDoubleLogin();
+    }
 }
