@@ -197,7 +197,7 @@ public record AdviceConfig(
                         problems,
                         isHttpUrl(w.url()),
                         "advice.webhook.url",
-                        "must be an http:// or https:// url, was '" + w.url() + "'");
+                        "must be an http:// or https:// url with a host (not repeated: it may carry a token)");
             }
             check(
                     problems,
