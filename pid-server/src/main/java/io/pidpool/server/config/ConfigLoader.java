@@ -352,12 +352,21 @@ public final class ConfigLoader {
             tokens.add(new TokenConfig(name, t.token(), t.role()));
         }
         check.require(c.worker() != null, "worker.enabled", "is required");
+        AdviceConfig.problems(c.advice())
+                .forEach(p -> problems.add(new Problem(p.key(), p.message() + sourceOf.apply(p.key()))));
 
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
         return new ServerConfig(
-                c.cluster(), http, zk, redis, db, new SecurityConfig(security.secretKey(), tokens), c.worker());
+                c.cluster(),
+                http,
+                zk,
+                redis,
+                db,
+                new SecurityConfig(security.secretKey(), tokens),
+                c.worker(),
+                c.advice());
     }
 
     @FunctionalInterface

@@ -135,6 +135,11 @@ public final class HttpApi implements AutoCloseable {
         with(new AuditRoutes(api));
     }
 
+    /** Adds the alert and recommendation routes ({@link AdviceRoutes}); call before {@link #start()}. */
+    public HttpApi advice(io.pidpool.server.advice.AdviceApi advice) {
+        return with(new AdviceRoutes(advice));
+    }
+
     /** Binds the port. Throws {@code UNAVAILABLE} if it is taken. */
     public HttpApi start() {
         if (!state.compareAndSet(State.NEW, State.STARTED)) {

@@ -96,6 +96,11 @@ public final class Database implements AutoCloseable {
                 new JdbiUsageLedger(session));
     }
 
+    /** The alert store over this database (table {@code alert}, docs/alerts.md). */
+    public io.pidpool.core.port.AlertStore alerts() {
+        return new JdbiAlertStore(session);
+    }
+
     public Dialect dialect() {
         return dialect;
     }

@@ -327,9 +327,11 @@ final class LeaderTerm {
         }
         passes++;
         long now = ctx.ticker().read();
+        java.util.Set<String> alertedBefore = state.alertKeys();
         Reconciler.Decision decision =
                 reconciler.decide(ctx.view(), db, state, policy, token.epoch(), grace.toNanos(), now);
         decision.alerts().forEach(ctx.alerts()::alert);
+        alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
         for (Intent intent : decision.intents()) {
             submit(intent);
         }

@@ -8,6 +8,8 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
+import io.pidpool.server.advice.AdviceMonitor;
+import io.pidpool.server.advice.AdviceSetup;
 import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.DatabaseConfig;
 import io.pidpool.server.config.RedisConfig;
@@ -17,6 +19,7 @@ import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
@@ -88,6 +91,7 @@ public final class PidServer implements AutoCloseable {
     private volatile WorkerPool workers;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
+    private volatile AdviceSetup advice;
 
     private enum State {
         NEW,
@@ -136,6 +140,16 @@ public final class PidServer implements AutoCloseable {
                             .clock(clock)
                             .build());
             requireIds(ids);
+            advice = lifecycle.add(
+                    "alerts",
+                    new AdviceSetup(
+                            config.advice(),
+                            config.cluster(),
+                            database.alerts(),
+                            database.dataSource(),
+                            WORKER_GROUP,
+                            ids::nextId,
+                            clock));
             // added before the node, so it is closed after the node stops using it
             RedisQuotaProvisioner quota = lifecycle.add(
                     "quota provisioner",
@@ -151,6 +165,12 @@ public final class PidServer implements AutoCloseable {
                 lifecycle.requireOpen("pid-worker");
                 workers = lifecycle.add("pid-worker", startWorkers());
             }
+            AdviceMonitor monitor = lifecycle.add(
+                    "advice monitor",
+                    advice.startMonitor(
+                            node,
+                            database.repositories(clock),
+                            advice.ledgerReports(node, database.repositories(clock), quota::ledger)));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
@@ -161,6 +181,7 @@ public final class PidServer implements AutoCloseable {
                                     operatorApi,
                                     health,
                                     BearerTokens.of(config.security().tokens()))
+                            .advice(monitor)
                             .start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
                 throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);
@@ -280,6 +301,7 @@ public final class PidServer implements AutoCloseable {
 
     private PidPoolNode buildNode(QuotaProvisioner quota) {
         var zk = config.zookeeper();
+        LeaderSettings settings = advice.leaderSettings(LeaderSettings.defaults());
         return PidPoolNode.builder()
                 .nodeId(nodeId)
                 .connectString(zk.connect())
@@ -292,6 +314,9 @@ public final class PidServer implements AutoCloseable {
                 .sealer(sealer::seal)
                 .ids(ids::nextId)
                 .quotaProvisioner(quota)
+                .settings(settings)
+                .placement(advice.placement(settings))
+                .alerts(advice.leaderSink())
                 .clock(clock)
                 .build();
     }
@@ -303,6 +328,7 @@ public final class PidServer implements AutoCloseable {
     private WorkerPool startWorkers() {
         Map<String, TaskHandler> handlers = new LinkedHashMap<>();
         handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
+        advice.registerHandlers(handlers);
         for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {
             provider.handlers().forEach((type, handler) -> {
                 if (handlers.putIfAbsent(type, handler) != null) {

@@ -121,7 +121,25 @@ class ConfigLoaderTest {
             Map.entry("database.maxPoolSize", "3"),
             Map.entry("security.secretKey", "MDEyMzQ1Njc4OWFiY2RlZg=="),
             Map.entry("security.tokens", "[{name: x, token: \"" + TOKEN + "-x\", role: viewer}]"),
-            Map.entry("worker.enabled", "false"));
+            Map.entry("worker.enabled", "false"),
+            Map.entry("advice.evaluateIntervalMs", "5000"),
+            Map.entry("advice.utilisationPercents", "[70, 95]"),
+            Map.entry("advice.pidUtilisation", "false"),
+            Map.entry("advice.projectedCostAbove", "7.5"),
+            Map.entry("advice.maxPidAlerts", "50"),
+            Map.entry("advice.cooldownAfterFailures", "4"),
+            Map.entry("advice.cooldownMs", "120000"),
+            Map.entry("advice.massFailureShare", "0.25"),
+            Map.entry("advice.tariff", "[{size: 500, unitPrice: 0.05}, {unitPrice: 0.07}]"),
+            Map.entry("advice.webhook.url", "http://hook:9000/x"),
+            Map.entry("advice.webhook.maxAttempts", "3"),
+            Map.entry("advice.webhook.timeoutMs", "1500"),
+            Map.entry("advice.recommendations.maxMoves", "9"),
+            Map.entry("advice.recommendations.minSavingPerMove", "0.5"),
+            Map.entry("advice.autoApply.enabled", "true"),
+            Map.entry("advice.autoApply.maxMovesPerInterval", "7"),
+            Map.entry("advice.autoApply.intervalMs", "60000"),
+            Map.entry("advice.autoApply.onEstimatedUsage", "true"));
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
@@ -141,7 +159,13 @@ class ConfigLoaderTest {
     }
 
     private static String firstWord(String value) {
-        return value.startsWith("[") ? "x" : value;
+        if (value.startsWith("[{name")) {
+            return "x";
+        }
+        if (value.startsWith("[{")) {
+            return "size";
+        }
+        return value.startsWith("[") ? value.substring(1).split("[,\\]]")[0].trim() : value;
     }
 
     private static Object valueAt(ServerConfig c, String path) {
@@ -154,7 +178,9 @@ class ConfigLoaderTest {
             }
         }
         return node instanceof List<?> l
-                ? l.stream().map(t -> ((TokenConfig) t).name()).toList()
+                ? l.stream()
+                        .map(t -> t instanceof TokenConfig token ? token.name() : String.valueOf(t))
+                        .toList()
                 : node;
     }
 
@@ -174,7 +200,8 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.keys().stream()
                         .filter(ConfigLoader.Key::structured)
                         .map(ConfigLoader.Key::path))
-                .containsExactlyInAnyOrder("redis.redisson", "security.tokens");
+                .containsExactlyInAnyOrder(
+                        "redis.redisson", "security.tokens", "advice.utilisationPercents", "advice.tariff");
     }
 
     @Test
