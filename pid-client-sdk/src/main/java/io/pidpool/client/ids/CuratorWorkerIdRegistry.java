@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.WorkerSlot;
@@ -45,8 +46,8 @@ import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -140,6 +141,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private final String host;
     private final Clock clock;
     private final Duration operationTimeout;
+    private final List<ACL> acl;
     private final String slotsPath;
     private final String marksPath;
     private final ExecutorService events;
@@ -169,6 +171,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         this.clock = b.clock;
         this.random = b.random != null ? b.random : new SplittableRandom();
         this.operationTimeout = b.operationTimeout;
+        this.acl = b.zkAuth.acl();
         this.slotsPath = full(layout.workerIds());
         this.marksPath = full(layout.workerIdMarks());
         int n = REGISTRIES.incrementAndGet();
@@ -449,7 +452,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         String mark = full(layout.workerIdMark(slot));
         byte[] data = new SlotHolder(owner, host, session, clock.millis()).encode();
         try {
-            zk.create(node, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+            zk.create(node, data, acl, CreateMode.EPHEMERAL);
         } catch (KeeperException.NodeExistsException e) {
             if (!ownedBy(zk, node, session)) {
                 return null;
@@ -483,7 +486,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private long[] claimMark(ZooKeeper zk, long session, String node, String mark) {
         try {
             try {
-                zk.create(mark, SlotMark.NONE.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                zk.create(mark, SlotMark.NONE.encode(), acl, CreateMode.PERSISTENT);
             } catch (KeeperException.NodeExistsException e) {
                 // the usual case: the slot was held before
             }
@@ -803,8 +806,19 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         private Clock clock = Clock.systemUTC();
         private RandomGenerator random;
         private Duration operationTimeout = Duration.ofSeconds(10);
+        private ZkAuth zkAuth = ZkAuth.none();
 
         private Builder() {}
+
+        /**
+         * ZooKeeper authentication and ACL (default none): an owned client authenticates with it, and
+         * the slot and mark nodes are created with its ACL. With {@link #curator}, give the same one
+         * the client was built with.
+         */
+        public Builder zkAuth(ZkAuth zkAuth) {
+            this.zkAuth = requireNonNull(zkAuth, "zkAuth");
+            return this;
+        }
 
         /** A started client whose session is this participant's; the registry does not close it. */
         public Builder curator(CuratorFramework curator) {
@@ -890,12 +904,14 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 return new CuratorWorkerIdRegistry(this, curator, false);
             }
             int timeoutMs = (int) sessionTimeout.toMillis();
-            CuratorFramework client = CuratorFrameworkFactory.builder()
-                    .connectString(connectString)
-                    .sessionTimeoutMs(timeoutMs)
-                    .connectionTimeoutMs(timeoutMs)
-                    .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                    .ensembleTracker(false)
+            CuratorFramework client = zkAuth.configure(
+                            CuratorFrameworkFactory.builder()
+                                    .connectString(connectString)
+                                    .sessionTimeoutMs(timeoutMs)
+                                    .connectionTimeoutMs(timeoutMs)
+                                    .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                                    .ensembleTracker(false),
+                            new ZkLayout(cluster).namespace())
                     .build();
             client.start();
             try {

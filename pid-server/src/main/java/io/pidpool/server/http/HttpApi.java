@@ -128,6 +128,21 @@ public final class HttpApi implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Adds an admin-only JSON route (before {@link #start()}) for a feature that lives outside this
+     * class (e.g. key rotation): {@code handler} gets the token's name and returns the 200 body.
+     */
+    public HttpApi adminRoute(
+            io.javalin.http.HandlerType method, String path, java.util.function.Function<String, Object> handler) {
+        app.addHttpHandler(
+                method,
+                path,
+                ctx -> answer(
+                        ctx, 200, handler.apply(((Principal) Objects.requireNonNull(ctx.attribute(PRINCIPAL))).name())),
+                new Requires(Access.ADMIN));
+        return this;
+    }
+
     /** The bound port (the real one when configured with 0). */
     public int port() {
         return app.port();
