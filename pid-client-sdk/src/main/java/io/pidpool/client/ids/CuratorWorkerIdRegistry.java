@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -142,6 +143,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private final Clock clock;
     private final Duration operationTimeout;
     private final List<ACL> acl;
+    private final ACLProvider aclProvider;
     private final String slotsPath;
     private final String marksPath;
     private final ExecutorService events;
@@ -172,6 +174,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         this.random = b.random != null ? b.random : new SplittableRandom();
         this.operationTimeout = b.operationTimeout;
         this.acl = b.zkAuth.acl();
+        this.aclProvider = b.zkAuth.aclProvider(layout.namespace());
         this.slotsPath = full(layout.workerIds());
         this.marksPath = full(layout.workerIdMarks());
         int n = REGISTRIES.incrementAndGet();
@@ -526,8 +529,9 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
 
     private void ensureParents(ZooKeeper zk) {
         try {
-            ZKPaths.mkdirs(zk, slotsPath);
-            ZKPaths.mkdirs(zk, marksPath);
+            // the ACL provider: these may be the first nodes of the cluster (even of /pidpool)
+            ZKPaths.mkdirs(zk, slotsPath, true, aclProvider, false);
+            ZKPaths.mkdirs(zk, marksPath, true, aclProvider, false);
         } catch (KeeperException | InterruptedException e) {
             throw failure("creating " + slotsPath, e);
         }

@@ -6,6 +6,8 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.error.PidPoolException;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
@@ -26,8 +28,10 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  * (or differently authenticated) client can neither list, read, write nor delete anything in the tree.
  *
  * <p><b>Above the namespace.</b> {@code /pidpool}, shared by every cluster of an ensemble, gets the
- * cluster's identity (all) plus {@code world:anyone} CREATE only, so another cluster with another
- * identity can still create its own namespace beside it; nobody unauthenticated can read or delete it.
+ * cluster's identity (all) plus {@code world:anyone} READ and CREATE, so another cluster with another
+ * identity can still create its own namespace beside it (ZooKeeper 3.9 answers even {@code exists}
+ * with NoAuth on a node the caller may not read, and Curator's {@code mkdirs} asks {@code exists});
+ * anyone can thus list the cluster names, nobody but the identity can delete or change it.
  *
  * <p><b>Raw writes.</b> Curator applies {@link #aclProvider} to everything it creates (also parents and
  * the namespace). Code that creates nodes through the raw {@code ZooKeeper} handle (fenced multi-ops,
@@ -46,7 +50,7 @@ public final class ZkAuth {
     private ZkAuth(String user, byte[] credentials, List<ACL> acl) {
         this.user = user;
         this.credentials = credentials;
-        this.acl = List.copyOf(acl);
+        this.acl = aclList(acl);
     }
 
     /** No authentication; nodes are created with ZooKeeper's open ACL. */
@@ -108,7 +112,7 @@ public final class ZkAuth {
 
     /**
      * Curator's view: {@link #acl()} for the namespace root {@code /pidpool/<cluster>} and everything
-     * below; for its ancestors ({@code /pidpool}) the identity plus {@code world:anyone} CREATE.
+     * below; for its ancestors ({@code /pidpool}) the identity plus {@code world:anyone} READ, CREATE.
      *
      * @param namespace the Curator namespace without leading slash, e.g. {@code pidpool/default}
      */
@@ -121,7 +125,8 @@ public final class ZkAuth {
         if (!enabled()) {
             return new Provider(acl, acl, "/" + namespace);
         }
-        List<ACL> ancestors = List.of(acl.get(0), new ACL(ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+        List<ACL> ancestors = aclList(
+                List.of(acl.get(0), new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE)));
         return new Provider(acl, ancestors, "/" + namespace);
     }
 
@@ -135,6 +140,14 @@ public final class ZkAuth {
             builder.authorization("digest", credentials.clone()).aclProvider(aclProvider(namespace));
         }
         return builder;
+    }
+
+    /**
+     * An unmodifiable list that answers {@code contains(null)}: ZooKeeper's {@code validateACL} asks
+     * it, and {@code List.of}/{@code List.copyOf} throw on a null query.
+     */
+    static List<ACL> aclList(List<ACL> acl) {
+        return Collections.unmodifiableList(new ArrayList<>(acl));
     }
 
     @Override

@@ -133,7 +133,8 @@ public final class FencedWriter implements AutoCloseable {
         this.maxBytesPerMulti = 512 * 1024;
         this.maxInFlight = maxInFlight;
         this.onFenced = onFenced;
-        this.acl = List.copyOf(acl);
+        // not List.copyOf: ZooKeeper's validateACL asks contains(null)
+        this.acl = java.util.Collections.unmodifiableList(new ArrayList<>(acl));
     }
 
     public FenceToken token() {
