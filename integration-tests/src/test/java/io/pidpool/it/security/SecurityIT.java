@@ -283,6 +283,15 @@ class SecurityIT {
         assertThat(logScan.findings())
                 .as("canary in the logs (%s)", logs.file())
                 .isEmpty();
+        // nor any secret of the configuration
+        for (String secret : List.of(KEY, ADMIN, REDIS_PASSWORD, ZK_AUTH.substring(ZK_AUTH.indexOf(':') + 1))) {
+            CanaryScanner configScan = new CanaryScanner(secret);
+            configScan.scan("log", text);
+            responses.forEach(body -> configScan.scan("HTTP", body));
+            assertThat(configScan.findings())
+                    .as("a configured secret in logs or answers")
+                    .isEmpty();
+        }
     }
 
     @Test
@@ -361,16 +370,19 @@ class SecurityIT {
             // the leader's, the SDK's and the servers' nodes all carry the cluster identity only
             assertThat(authed.getACL().forPath(pidNodePath)).isEqualTo(clusterAcl); // leader (raw multi)
             assertThat(authed.getACL().forPath(instanceNodePath)).isEqualTo(clusterAcl); // SDK (ephemeral)
-            assertThat(authed.getACL().forPath(root)).isEqualTo(clusterAcl);
-            for (String child : authed.getChildren().forPath(root)) {
-                assertThat(authed.getACL().forPath(root + "/" + child))
-                        .as(child)
-                        .isEqualTo(clusterAcl);
+            // every node of the tree, whoever made it (Curator, raw multi, recipes, worker-id slots)
+            Map<String, String> wrong = new java.util.TreeMap<>();
+            Map<String, byte[]> tree = SecurityWorld.zkDump(authed, root);
+            for (String path : tree.keySet()) {
+                org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
+                List<ACL> acl = authed.getACL().storingStatIn(stat).forPath(path);
+                if (!acl.equals(clusterAcl)) {
+                    wrong.put(path, acl + " czxid=" + stat.getCzxid());
+                }
             }
-            for (String slot : authed.getChildren().forPath(root + "/worker-ids")) { // raw creates
-                assertThat(authed.getACL().forPath(root + "/worker-ids/" + slot))
-                        .isEqualTo(clusterAcl);
-            }
+            assertThat(wrong).as("nodes without the cluster ACL").isEmpty();
+            assertThat(tree.keySet())
+                    .contains(root, root + "/modules", root + "/leader", root + "/epoch", root + "/worker-ids");
             assertThat(authed.getACL().forPath("/pidpool"))
                     .containsExactlyInAnyOrder(
                             clusterAcl.get(0),

@@ -115,12 +115,14 @@ public final class SecretRotation {
         String current = sealer.currentKeyId();
         List<PidSpec> specs = new ArrayList<>();
         List<String> unopenable = new ArrayList<>();
+        java.util.Set<String> unknownKeys = new java.util.TreeSet<>();
         for (PidAccount account : accounts()) {
             if (account.secret().keyId().equals(current)) {
                 continue;
             }
             if (!sealer.canOpen(account.secret())) {
                 unopenable.add(account.id());
+                unknownKeys.add(account.secret().keyId());
                 continue;
             }
             specs.add(new PidSpec(
@@ -140,7 +142,7 @@ public final class SecretRotation {
             log.warn(
                     "{} accounts are sealed under key ids this keyring lacks ({}); they were not re-sealed",
                     unopenable.size(),
-                    status().accountsByKeyId().keySet());
+                    unknownKeys);
         }
         log.info(
                 "re-seal under key {} requested by {}: {} accounts in {} UPDATE batches",

@@ -501,4 +501,38 @@ class ConfigLoaderTest {
                 .doesNotContain(OTHER_KEY)
                 .doesNotContain("no-colon-secret-zk");
     }
+
+    /** The secrets README's production example takes from the environment. */
+    static final Map<String, String> PRODUCTION_ENV = Map.of(
+            "PIDPOOL_ZOOKEEPER_AUTH", "pidpool:zk-secret",
+            "PIDPOOL_REDIS_PASSWORD", "redis-secret",
+            "PIDPOOL_DATABASE_PASSWORD", "db-secret",
+            "PIDPOOL_SECURITY_SECRET_KEY", KEY,
+            "PIDPOOL_SECURITY_TOKENS", "[{name: ops, token: \"" + TOKEN + "\", role: admin}]");
+
+    @Test
+    void documentedProductionExamplesLoadWithSecretsFromTheEnvironment() throws Exception {
+        Path docs = Path.of("..", "docs", "server.example.yml");
+        ServerConfig example = new ConfigLoader(PRODUCTION_ENV).load(docs);
+        assertThat(example.zookeeper().connect()).isEqualTo("zk1.internal:2181,zk2.internal:2181,zk3.internal:2181");
+        assertThat(example.zookeeper().auth()).isEqualTo("pidpool:zk-secret");
+        assertThat(example.redis().password()).isEqualTo("redis-secret");
+        assertThat(example.database().password()).isEqualTo("db-secret");
+        assertThat(example.security().sealer().currentKeyId()).startsWith("k");
+
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int section = readme.indexOf("## Production configuration");
+        assertThat(section).as("README section").isPositive();
+        int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
+        String yaml = readme.substring(start, readme.indexOf("```", start));
+        ServerConfig fromReadme = load(yaml, PRODUCTION_ENV);
+        assertThat(fromReadme.cluster()).isEqualTo("prod");
+        assertThat(fromReadme.database().url()).startsWith("jdbc:postgresql://");
+        assertThat(fromReadme.zookeeper().auth()).isEqualTo("pidpool:zk-secret");
+        assertThat(fromReadme.toString())
+                .doesNotContain("zk-secret")
+                .doesNotContain("redis-secret")
+                .doesNotContain("db-secret")
+                .doesNotContain(KEY);
+    }
 }
