@@ -189,91 +189,88 @@ class SecurityIT {
                     public void onRevoked(PidAccount account) {}
                 })
                 .build();
-        {
-            client.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> client.heldPids().contains("canary-1"));
-            assertThat(received.get("canary-1").secret()).isEqualTo(CANARY);
-            // quota through the password-protected Redis (the leader provisions the limit)
-            await().atMost(Duration.ofSeconds(30))
-                    .until(() -> client.tryAcquire(1).isPresent());
+        client.start();
+        await().atMost(Duration.ofSeconds(60)).until(() -> client.heldPids().contains("canary-1"));
+        assertThat(received.get("canary-1").secret()).isEqualTo(CANARY);
+        // quota through the password-protected Redis (the leader provisions the limit)
+        await().atMost(Duration.ofSeconds(30)).until(() -> client.tryAcquire(1).isPresent());
 
-            // every API answer, read while the PID is held
-            for (String path : List.of(
-                    "/health",
-                    "/metrics",
-                    "/",
-                    "/api/v1/cluster",
-                    "/api/v1/modules",
-                    "/api/v1/modules/" + MODULE_URL,
-                    "/api/v1/pids",
-                    "/api/v1/pids?module=" + MODULE_URL,
-                    "/api/v1/batches/" + batchId,
-                    "/api/v1/audit",
-                    "/api/v1/usage",
-                    "/api/v1/usage?module=" + MODULE_URL,
-                    "/api/v1/alerts",
-                    "/api/v1/recommendations",
-                    "/api/v1/admin/secrets")) {
-                HttpResponse<String> r = send("GET", base + path, ADMIN, null);
-                responses.add("GET " + path + " -> " + r.statusCode() + " " + r.body());
-            }
-            HttpResponse<String> pids = send("GET", base + "/api/v1/pids", ADMIN, null);
-            assertThat(pids.body()).contains("canary-1"); // the response scan sees PID data
-
-            CanaryScanner http = new CanaryScanner(CANARY);
-            responses.forEach(body -> http.scan("HTTP " + body.substring(0, Math.min(60, body.length())), body));
-            assertThat(http.findings()).as("canary in API responses").isEmpty();
-            assertThat(http.scannedSources()).isGreaterThanOrEqualTo(17);
-
-            // ZooKeeper: every node below /pidpool, read with the cluster's identity
-            try (CuratorFramework authed = SecurityWorld.curator(zk, ZK_AUTH)) {
-                Map<String, byte[]> nodes = SecurityWorld.zkDump(authed, "/");
-                CanaryScanner zkScan = new CanaryScanner(CANARY);
-                nodes.forEach((path, data) -> {
-                    zkScan.scan("zk " + path, data);
-                    zkScan.scan("zk name " + path, path);
-                });
-                assertThat(zkScan.findings()).as("canary in ZooKeeper").isEmpty();
-                pidNodePath = nodes.keySet().stream()
-                        .filter(p -> p.endsWith("/canary-1") && p.contains("/modules/"))
-                        .findFirst()
-                        .orElseThrow(() -> new AssertionError("no PID node in " + nodes.keySet()));
-                String pidsNode = pidNodePath.substring(0, pidNodePath.lastIndexOf('/'));
-                String modulePath = pidsNode.substring(0, pidsNode.lastIndexOf('/'));
-                instanceNodePath = modulePath + "/"
-                        + ZkLayout.instanceOfPidsNode(pidsNode.substring(pidsNode.lastIndexOf('/') + 1))
-                                .value();
-                assertThat(nodes).containsKey(instanceNodePath); // the SDK's ephemeral node
-                // the PID node carries the password, sealed (so the walk did read it)
-                PidNode node = PidNode.decode(nodes.get(pidNodePath));
-                assertThat(server.sealer().open(node.account().secret())).isEqualTo(CANARY);
-            }
-
-            // Redis: every key, dumped by type
-            RedissonClient scan = SecurityWorld.redisson(redis.url(), REDIS_PASSWORD);
-            try {
-                CanaryScanner redisScan = new CanaryScanner(CANARY);
-                int keys = SecurityWorld.redisDump(scan, redisScan::scan);
-                assertThat(keys).as("Redis keys (quota limit, usage)").isPositive();
-                assertThat(redisScan.findings()).as("canary in Redis").isEmpty();
-            } finally {
-                scan.shutdown();
-            }
-
-            // database: every column of every table; the sealed columns must hold it sealed only
-            CanaryScanner dbScan = new CanaryScanner(CANARY);
-            List<String> sealedSeen = new ArrayList<>();
-            List<String> tables = SecurityWorld.dbDump(server.database().dataSource(), (column, value) -> {
-                dbScan.scan("db " + column, value);
-                if (column.endsWith(".SEALED_SECRET") && value != null) {
-                    sealedSeen.add(column);
-                    assertThat(server.sealer().open(SealedSecret.decode(value))).isEqualTo(CANARY);
-                }
-            });
-            assertThat(tables).contains("POOL_PID", "OP_PID", "AUDIT_LOG");
-            assertThat(sealedSeen).contains("POOL_PID.SEALED_SECRET");
-            assertThat(dbScan.findings()).as("canary in the database").isEmpty();
+        // every API answer, read while the PID is held
+        for (String path : List.of(
+                "/health",
+                "/metrics",
+                "/",
+                "/api/v1/cluster",
+                "/api/v1/modules",
+                "/api/v1/modules/" + MODULE_URL,
+                "/api/v1/pids",
+                "/api/v1/pids?module=" + MODULE_URL,
+                "/api/v1/batches/" + batchId,
+                "/api/v1/audit",
+                "/api/v1/usage",
+                "/api/v1/usage?module=" + MODULE_URL,
+                "/api/v1/alerts",
+                "/api/v1/recommendations",
+                "/api/v1/admin/secrets")) {
+            HttpResponse<String> r = send("GET", base + path, ADMIN, null);
+            responses.add("GET " + path + " -> " + r.statusCode() + " " + r.body());
         }
+        HttpResponse<String> pids = send("GET", base + "/api/v1/pids", ADMIN, null);
+        assertThat(pids.body()).contains("canary-1"); // the response scan sees PID data
+
+        CanaryScanner http = new CanaryScanner(CANARY);
+        responses.forEach(body -> http.scan("HTTP " + body.substring(0, Math.min(60, body.length())), body));
+        assertThat(http.findings()).as("canary in API responses").isEmpty();
+        assertThat(http.scannedSources()).isGreaterThanOrEqualTo(17);
+
+        // ZooKeeper: every node below /pidpool, read with the cluster's identity
+        try (CuratorFramework authed = SecurityWorld.curator(zk, ZK_AUTH)) {
+            Map<String, byte[]> nodes = SecurityWorld.zkDump(authed, "/");
+            CanaryScanner zkScan = new CanaryScanner(CANARY);
+            nodes.forEach((path, data) -> {
+                zkScan.scan("zk " + path, data);
+                zkScan.scan("zk name " + path, path);
+            });
+            assertThat(zkScan.findings()).as("canary in ZooKeeper").isEmpty();
+            pidNodePath = nodes.keySet().stream()
+                    .filter(p -> p.endsWith("/canary-1") && p.contains("/modules/"))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no PID node in " + nodes.keySet()));
+            String pidsNode = pidNodePath.substring(0, pidNodePath.lastIndexOf('/'));
+            String modulePath = pidsNode.substring(0, pidsNode.lastIndexOf('/'));
+            instanceNodePath = modulePath + "/"
+                    + ZkLayout.instanceOfPidsNode(pidsNode.substring(pidsNode.lastIndexOf('/') + 1))
+                            .value();
+            assertThat(nodes).containsKey(instanceNodePath); // the SDK's ephemeral node
+            // the PID node carries the password, sealed (so the walk did read it)
+            PidNode node = PidNode.decode(nodes.get(pidNodePath));
+            assertThat(server.sealer().open(node.account().secret())).isEqualTo(CANARY);
+        }
+
+        // Redis: every key, dumped by type
+        RedissonClient scan = SecurityWorld.redisson(redis.url(), REDIS_PASSWORD);
+        try {
+            CanaryScanner redisScan = new CanaryScanner(CANARY);
+            int keys = SecurityWorld.redisDump(scan, redisScan::scan);
+            assertThat(keys).as("Redis keys (quota limit, usage)").isPositive();
+            assertThat(redisScan.findings()).as("canary in Redis").isEmpty();
+        } finally {
+            scan.shutdown();
+        }
+
+        // database: every column of every table; the sealed columns must hold it sealed only
+        CanaryScanner dbScan = new CanaryScanner(CANARY);
+        List<String> sealedSeen = new ArrayList<>();
+        List<String> tables = SecurityWorld.dbDump(server.database().dataSource(), (column, value) -> {
+            dbScan.scan("db " + column, value);
+            if (column.endsWith(".SEALED_SECRET") && value != null) {
+                sealedSeen.add(column);
+                assertThat(server.sealer().open(SealedSecret.decode(value))).isEqualTo(CANARY);
+            }
+        });
+        assertThat(tables).contains("POOL_PID", "OP_PID", "AUDIT_LOG");
+        assertThat(sealedSeen).contains("POOL_PID.SEALED_SECRET");
+        assertThat(dbScan.findings()).as("canary in the database").isEmpty();
 
         // logs of server and client so far (after shutdown: again in stop())
         CanaryScanner logScan = new CanaryScanner(CANARY);
