@@ -6,6 +6,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
 import io.pidpool.client.internal.SealerSecretOpener;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
@@ -166,6 +167,7 @@ public interface PidClient extends AutoCloseable {
         private Duration closeTimeout = Duration.ofSeconds(10);
         private Ticker ticker = Ticker.system();
         private Executor callbackExecutor;
+        private ZkAuth zkAuth = ZkAuth.none();
 
         private Builder() {}
 
@@ -206,6 +208,21 @@ public interface PidClient extends AutoCloseable {
                     redisAddress);
             this.redisAddress = redisAddress;
             this.redisson = null;
+            return this;
+        }
+
+        /**
+         * ZooKeeper digest authentication, {@code user:password}: the same identity as the servers'
+         * {@code zookeeper.auth}. Every session of the client (registration and worker-id slot)
+         * authenticates with it and every node the client creates gets the ACL {@code
+         * digest:user:<hash>} (all permissions), so only the servers and SDKs of the cluster can read
+         * or change them ({@link ZkAuth}). Default: none (open ACL). Never logged.
+         *
+         * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code zookeeper.auth}) unless {@code
+         *     user:password}
+         */
+        public Builder zookeeperAuth(String userColonPassword) {
+            this.zkAuth = ZkAuth.digest(userColonPassword);
             return this;
         }
 
@@ -390,7 +407,8 @@ public interface PidClient extends AutoCloseable {
                     startTimeout,
                     closeTimeout,
                     ticker,
-                    callbackExecutor));
+                    callbackExecutor,
+                    zkAuth));
         }
     }
 }

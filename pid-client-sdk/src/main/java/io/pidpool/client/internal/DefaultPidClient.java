@@ -189,14 +189,18 @@ public final class DefaultPidClient implements PidClient {
         this.ticker = settings.ticker();
         int n = CLIENTS.incrementAndGet();
         int timeoutMs = (int) settings.sessionTimeout().toMillis();
-        this.curator = CuratorFrameworkFactory.builder()
-                .connectString(settings.connectString())
-                .namespace(settings.layout().namespace())
-                .sessionTimeoutMs(timeoutMs)
-                .connectionTimeoutMs(timeoutMs)
-                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                // use the ensemble as configured; never switch to addresses the servers advertise
-                .ensembleTracker(false)
+        this.curator = settings.zkAuth()
+                .configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(settings.connectString())
+                                .namespace(settings.layout().namespace())
+                                .sessionTimeoutMs(timeoutMs)
+                                .connectionTimeoutMs(timeoutMs)
+                                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                                // use the ensemble as configured; never switch to addresses the
+                                // servers advertise
+                                .ensembleTracker(false),
+                        settings.layout().namespace())
                 .build();
         this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-watchdog-" + n));

@@ -155,6 +155,21 @@ public final class HttpApi implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Adds an admin-only JSON route (before {@link #start()}) for a feature that lives outside this
+     * class (e.g. key rotation): {@code handler} gets the token's name and returns the 200 body.
+     */
+    public HttpApi adminRoute(
+            io.javalin.http.HandlerType method, String path, java.util.function.Function<String, Object> handler) {
+        return with(routes -> routes.app()
+                .addHttpHandler(
+                        method,
+                        path,
+                        ctx -> Routes.answer(
+                                ctx, 200, handler.apply(Routes.principal(ctx).name())),
+                        new Routes.Requires(Access.ADMIN)));
+    }
+
     /** The bound port (the real one when configured with 0). */
     public int port() {
         return app.port();

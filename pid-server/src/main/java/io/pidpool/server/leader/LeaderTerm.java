@@ -87,6 +87,7 @@ final class LeaderTerm {
                 token,
                 ctx.settings().maxOpsPerMulti(),
                 ctx.settings().maxInFlightMultis(),
+                ctx.acl(),
                 cause -> ctx.serial().execute(() -> fenced(cause)));
         Duration negotiated = ZkSupport.negotiatedSessionTimeout(ctx.client());
         grace = ctx.settings().graceFor(negotiated);

@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
@@ -98,13 +99,16 @@ public final class PidPoolNode implements AutoCloseable {
         this.layout = b.layout;
         this.settings = b.settings;
         this.connectTimeout = b.connectionTimeout;
-        this.client = CuratorFrameworkFactory.builder()
-                .connectString(b.connectString)
-                .namespace(layout.namespace())
-                .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
-                .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
-                .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
-                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy())
+        this.client = b.zkAuth
+                .configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(b.connectString)
+                                .namespace(layout.namespace())
+                                .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
+                                .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
+                                .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
+                                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy()),
+                        layout.namespace())
                 .build();
         this.serial = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-node-" + nodeId);
@@ -135,7 +139,8 @@ public final class PidPoolNode implements AutoCloseable {
                 b.placement,
                 b.alerts,
                 b.ticker,
-                b.clock);
+                b.clock,
+                b.zkAuth.acl());
         this.batches = new BatchService(
                 b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
     }
@@ -506,6 +511,7 @@ public final class PidPoolNode implements AutoCloseable {
         private LeaderSettings settings = LeaderSettings.defaults();
         private Repositories repositories;
         private Function<String, SealedSecret> sealer;
+        private ZkAuth zkAuth = ZkAuth.none();
         private LongSupplier ids;
         private QuotaProvisioner quotaProvisioner = QuotaProvisioner.logging();
         private Duration quotaReconcileInterval = Duration.ofSeconds(30);
@@ -555,6 +561,15 @@ public final class PidPoolNode implements AutoCloseable {
         /** The database (Jdbi adapters in production). */
         public Builder repositories(Repositories value) {
             this.repositories = requireNonNull(value, "repositories");
+            return this;
+        }
+
+        /**
+         * ZooKeeper authentication and the ACL of every node the node (and, leading, its fenced
+         * writer) creates; default none (open ACL).
+         */
+        public Builder zkAuth(ZkAuth value) {
+            this.zkAuth = requireNonNull(value, "zkAuth");
             return this;
         }
 

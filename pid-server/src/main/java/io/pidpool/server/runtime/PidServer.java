@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.pidpool.client.ids.ClusterSnowflakeIds;
 import io.pidpool.client.ids.CuratorWorkerIdRegistry;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
@@ -23,6 +24,7 @@ import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
+import io.pidpool.server.security.SecretRotationRoutes;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
 import io.pidpool.worker.task.TaskHandler;
@@ -78,6 +80,7 @@ public final class PidServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final SecretSealer sealer;
+    private final ZkAuth zkAuth;
     private final Clock clock;
     private final String nodeId;
     private final Lifecycle lifecycle = new Lifecycle("pid-server");
@@ -108,7 +111,8 @@ public final class PidServer implements AutoCloseable {
     /** With a given node id: tests run several servers in one JVM, where the default id repeats. */
     PidServer(ServerConfig config, String nodeId) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
-        this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
+        this.sealer = this.config.security().sealer();
+        this.zkAuth = ZkAuth.of(this.config.zookeeper().auth());
         this.clock = Clock.systemUTC();
         this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
     }
@@ -129,6 +133,7 @@ public final class PidServer implements AutoCloseable {
                     "worker-id registry",
                     CuratorWorkerIdRegistry.builder()
                             .curator(curator)
+                            .zkAuth(zkAuth)
                             .cluster(config.cluster())
                             .owner(nodeId)
                             .clock(clock)
@@ -174,15 +179,14 @@ public final class PidServer implements AutoCloseable {
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
-            http = lifecycle.add(
-                    "HTTP API",
-                    new HttpApi(
-                                    HttpApi.Settings.of(config.http()),
-                                    operatorApi,
-                                    health,
-                                    BearerTokens.of(config.security().tokens()))
-                            .advice(monitor)
-                            .start());
+            HttpApi api = new HttpApi(
+                            HttpApi.Settings.of(config.http()),
+                            operatorApi,
+                            health,
+                            BearerTokens.of(config.security().tokens()))
+                    .advice(monitor);
+            SecretRotationRoutes.register(api, sealer, database.repositories(clock), operatorApi);
+            http = lifecycle.add("HTTP API", api.start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
                 throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);
             }
@@ -216,7 +220,7 @@ public final class PidServer implements AutoCloseable {
         return config;
     }
 
-    /** Seals and opens PID passwords with {@code security.secretKey}. */
+    /** Seals and opens PID passwords with the keyring of {@code security.secretKey(s)}. */
     public SecretSealer sealer() {
         return sealer;
     }
@@ -270,14 +274,17 @@ public final class PidServer implements AutoCloseable {
 
     private CuratorFramework startCurator() {
         var zk = config.zookeeper();
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zk.connect())
-                .sessionTimeoutMs(zk.sessionTimeoutMs())
-                // Curator warns when its connection timeout exceeds the session timeout; the
-                // start-up wait below uses the configured connectionTimeoutMs in full
-                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
-                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
-                .namespace(new ZkLayout(config.cluster()).namespace())
+        String namespace = new ZkLayout(config.cluster()).namespace();
+        CuratorFramework client = zkAuth.configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(zk.connect())
+                                .sessionTimeoutMs(zk.sessionTimeoutMs())
+                                // Curator warns when its connection timeout exceeds the session
+                                // timeout; the start-up wait below uses connectionTimeoutMs in full
+                                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
+                                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
+                                .namespace(namespace),
+                        namespace)
                 .build();
         client.start();
         boolean connected;
@@ -306,6 +313,7 @@ public final class PidServer implements AutoCloseable {
                 .nodeId(nodeId)
                 .connectString(zk.connect())
                 .cluster(config.cluster())
+                .zkAuth(zkAuth)
                 .sessionTimeout(Duration.ofMillis(zk.sessionTimeoutMs()))
                 // our own client has connected already; a shorter timeout also keeps Curator from
                 // warning that it exceeds the session timeout
