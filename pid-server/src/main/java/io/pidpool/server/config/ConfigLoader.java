@@ -352,12 +352,20 @@ public final class ConfigLoader {
             tokens.add(new TokenConfig(name, t.token(), t.role()));
         }
         check.require(c.worker() != null, "worker.enabled", "is required");
+        MonitoringChecks.check(c.monitoring(), check::require);
 
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
         return new ServerConfig(
-                c.cluster(), http, zk, redis, db, new SecurityConfig(security.secretKey(), tokens), c.worker());
+                c.cluster(),
+                http,
+                zk,
+                redis,
+                db,
+                new SecurityConfig(security.secretKey(), tokens),
+                c.worker(),
+                c.monitoring());
     }
 
     @FunctionalInterface

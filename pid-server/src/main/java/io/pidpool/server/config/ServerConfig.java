@@ -6,6 +6,7 @@ package io.pidpool.server.config;
  * code (as {@code standalone} does) should pass {@link ConfigLoader#validate(ServerConfig)}.
  *
  * @param cluster the cluster name: ZooKeeper namespace {@code /pidpool/<cluster>}
+ * @param monitoring usage sync and monitoring; {@link MonitoringConfig#defaults()} when built without
  */
 public record ServerConfig(
         String cluster,
@@ -14,4 +15,21 @@ public record ServerConfig(
         RedisConfig redis,
         DatabaseConfig database,
         SecurityConfig security,
-        WorkerConfig worker) {}
+        WorkerConfig worker,
+        MonitoringConfig monitoring) {
+    public ServerConfig {
+        monitoring = monitoring == null ? MonitoringConfig.defaults() : monitoring;
+    }
+
+    /** Without a monitoring block: the defaults. */
+    public ServerConfig(
+            String cluster,
+            HttpConfig http,
+            ZooKeeperConfig zookeeper,
+            RedisConfig redis,
+            DatabaseConfig database,
+            SecurityConfig security,
+            WorkerConfig worker) {
+        this(cluster, http, zookeeper, redis, database, security, worker, MonitoringConfig.defaults());
+    }
+}

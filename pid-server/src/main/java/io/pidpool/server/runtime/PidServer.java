@@ -20,6 +20,7 @@ import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
+import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
 import io.pidpool.worker.task.TaskHandler;
@@ -62,10 +63,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
  * session; the server's client serves the health check and the Snowflake worker-id slot that
- * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}). Not wired
- * yet: the quota ledger's part of RESET_QUOTA (the node's default hook only logs) and task handlers
- * of PidPool's own (the worker runs {@code pidpool.log} and whatever providers are on the class
- * path).
+ * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}), which
+ * also runs the usage ledger sync ({@link UsageSyncService}: one task per quota shard, topped up every
+ * {@code monitoring.syncIntervalMs}).
  */
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
@@ -86,6 +86,7 @@ public final class PidServer implements AutoCloseable {
     private volatile ClusterSnowflakeIds ids;
     private volatile PidPoolNode node;
     private volatile WorkerPool workers;
+    private volatile UsageSyncService usageSync;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
 
@@ -144,7 +145,9 @@ public final class PidServer implements AutoCloseable {
             startNode(node);
             if (config.worker().enabled()) {
                 lifecycle.requireOpen("pid-worker");
-                workers = lifecycle.add("pid-worker", startWorkers());
+                UsageSyncService sync = UsageWiring.sync(config, client, database, clock, WORKER_GROUP);
+                workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
+                usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node);
@@ -223,6 +226,11 @@ public final class PidServer implements AutoCloseable {
         return workers;
     }
 
+    /** The usage ledger sync (docs/usage-sync.md), or {@code null} when {@code worker.enabled} is false. */
+    public UsageSyncService usageSync() {
+        return usageSync;
+    }
+
     /** The coordination node: election, views, batches. */
     public PidPoolNode node() {
         return requireStarted(node);
@@ -295,8 +303,8 @@ public final class PidServer implements AutoCloseable {
      * The in-process pid-worker (group {@value #WORKER_GROUP}): the built-in {@code pidpool.log}
      * handler plus every {@link TaskHandlerProvider} on the class path, as the standalone worker.
      */
-    private WorkerPool startWorkers() {
-        Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+    private WorkerPool startWorkers(Map<String, TaskHandler> own) {
+        Map<String, TaskHandler> handlers = new LinkedHashMap<>(own);
         handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
         for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {
             provider.handlers().forEach((type, handler) -> {

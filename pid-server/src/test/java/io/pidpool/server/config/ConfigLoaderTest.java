@@ -120,7 +120,11 @@ class ConfigLoaderTest {
             Map.entry("database.maxPoolSize", "3"),
             Map.entry("security.secretKey", "MDEyMzQ1Njc4OWFiY2RlZg=="),
             Map.entry("security.tokens", "[{name: x, token: \"" + TOKEN + "-x\", role: viewer}]"),
-            Map.entry("worker.enabled", "false"));
+            Map.entry("worker.enabled", "false"),
+            Map.entry("monitoring.syncIntervalMs", "700"),
+            Map.entry("monitoring.scanIntervalMs", "9000"),
+            Map.entry("monitoring.metricsAuth", "true"),
+            Map.entry("monitoring.tariff", "1000:0.01,0.005"));
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
