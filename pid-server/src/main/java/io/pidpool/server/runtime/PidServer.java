@@ -20,6 +20,7 @@ import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
+import io.pidpool.server.usage.UsageMonitor;
 import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
@@ -87,6 +88,7 @@ public final class PidServer implements AutoCloseable {
     private volatile PidPoolNode node;
     private volatile WorkerPool workers;
     private volatile UsageSyncService usageSync;
+    private volatile UsageMonitor usage;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
 
@@ -149,6 +151,7 @@ public final class PidServer implements AutoCloseable {
                 workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
                 usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
+            usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, clock));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node);
             lifecycle.requireOpen("HTTP API");
@@ -229,6 +232,11 @@ public final class PidServer implements AutoCloseable {
     /** The usage ledger sync (docs/usage-sync.md), or {@code null} when {@code worker.enabled} is false. */
     public UsageSyncService usageSync() {
         return usageSync;
+    }
+
+    /** Usage reports: the leader's periodic full scan, on demand on followers (docs/usage-monitoring.md). */
+    public UsageMonitor usage() {
+        return requireStarted(usage);
     }
 
     /** The coordination node: election, views, batches. */

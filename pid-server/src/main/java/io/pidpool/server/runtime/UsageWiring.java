@@ -1,12 +1,18 @@
 package io.pidpool.server.runtime;
 
 import io.pidpool.client.quota.QuotaKeys;
+import io.pidpool.core.advice.UsageProjector;
+import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.redis.RedisUsageReader;
+import io.pidpool.server.usage.UsageMonitor;
 import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.task.JdbiTaskStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import org.redisson.api.RedissonClient;
 
 /** Builds the usage parts of a {@link PidServer} from its configuration (kept out of the server class). */
@@ -29,5 +35,22 @@ final class UsageWiring {
                 group,
                 clock,
                 Duration.ofMillis(config.monitoring().syncIntervalMs()));
+    }
+
+    /**
+     * The leader's periodic usage scan (started: first scan soon after start-up, then every
+     * {@code monitoring.scanIntervalMs}); the quota month is UTC, as the SDK's.
+     */
+    static UsageMonitor monitor(ServerConfig config, RedissonClient redisson, PidPoolNode node, Clock clock) {
+        Duration interval = Duration.ofMillis(config.monitoring().scanIntervalMs());
+        return new UsageMonitor(
+                        new NodeUsageFacts(node),
+                        new RedisUsageReader(redisson, keys(config)),
+                        new MonthlyWindow(ZoneOffset.UTC),
+                        config.monitoring().overageTariff(),
+                        UsageProjector.blended(),
+                        clock,
+                        interval)
+                .start(interval.compareTo(Duration.ofSeconds(1)) < 0 ? interval : Duration.ofSeconds(1));
     }
 }
