@@ -113,6 +113,15 @@ public final class HttpApi implements AutoCloseable {
         routes();
     }
 
+    /** Route role of routes any token may call (viewer or better); for {@link RouteGroup}s. */
+    static final RouteRole READ = new Requires(Access.READ);
+
+    /** Adds routes kept in a class of their own (e.g. {@link UsageRoutes}); call before {@link #start()}. */
+    public HttpApi register(RouteGroup group) {
+        group.addTo(app);
+        return this;
+    }
+
     /** Binds the port. Throws {@code UNAVAILABLE} if it is taken. */
     public HttpApi start() {
         if (!state.compareAndSet(State.NEW, State.STARTED)) {

@@ -5,11 +5,12 @@ import io.pidpool.core.advice.UsageAssembly.PidFacts;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.ReadModel;
 import io.pidpool.server.usage.UsageFacts;
+import io.pidpool.server.usage.UsageMetrics;
 import java.util.ArrayList;
 import java.util.List;
 
-/** {@link UsageFacts} from the coordination node's read model (database + its ZooKeeper view). */
-final class NodeUsageFacts implements UsageFacts {
+/** {@link UsageFacts} and the metrics' server state from the coordination node's read model (database + its ZooKeeper view). */
+final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
     private final PidPoolNode node;
 
     NodeUsageFacts(PidPoolNode node) {
@@ -39,5 +40,19 @@ final class NodeUsageFacts implements UsageFacts {
     @Override
     public boolean isLeader() {
         return node.isLeader();
+    }
+
+    @Override
+    public long epoch() {
+        return node.epoch().value();
+    }
+
+    @Override
+    public long heldPids() {
+        long held = 0;
+        for (ReadModel.Module m : node.modules()) {
+            held += m.held();
+        }
+        return held;
     }
 }

@@ -162,6 +162,7 @@ public final class PidServer implements AutoCloseable {
                                     operatorApi,
                                     health,
                                     BearerTokens.of(config.security().tokens()))
+                            .register(UsageWiring.routes(config, usage, usageSync, node))
                             .start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
                 throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);

@@ -4,9 +4,11 @@ import io.pidpool.client.quota.QuotaKeys;
 import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.config.ServerConfig;
+import io.pidpool.server.http.UsageRoutes;
 import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.redis.RedisUsageReader;
+import io.pidpool.server.usage.UsageMetrics;
 import io.pidpool.server.usage.UsageMonitor;
 import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.task.JdbiTaskStore;
@@ -52,5 +54,11 @@ final class UsageWiring {
                         clock,
                         interval)
                 .start(interval.compareTo(Duration.ofSeconds(1)) < 0 ? interval : Duration.ofSeconds(1));
+    }
+
+    /** {@code /metrics} and {@code /api/v1/usage}; {@code sync} may be null (worker disabled). */
+    static UsageRoutes routes(ServerConfig config, UsageMonitor usage, UsageSyncService sync, PidPoolNode node) {
+        UsageMetrics metrics = new UsageMetrics(usage, new NodeUsageFacts(node), usage, sync);
+        return new UsageRoutes(usage, metrics, config.monitoring().metricsAuth());
     }
 }
