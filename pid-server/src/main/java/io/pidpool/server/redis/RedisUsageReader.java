@@ -26,23 +26,24 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * Reads this month's usage counter and limit of every provisioned PID from Redis for the leader's
+ * Reads this month's usage counter of every provisioned PID from Redis for the leader's
  * full scan, without one round trip per PID: per shard a read-only Lua script ({@code
  * usage_scan.lua}) walks the shard's {@code pids} hash with {@code HSCAN} and reads each PID's {@code
  * used} field of {@code u:<pid>:<month>} inside Redis, a page of about {@code pageHint} PIDs per
  * call. All shards run at once (asynchronous calls on Redisson's connections), so a scan of 100,000
- * PIDs in 16 shards costs about {@code 16 × ceil(6,250 / pageHint)} round trips, most of them in
- * parallel.
+ * PIDs in 16 shards costs about {@code 16 × ceil(6,250 / pageHint)} round trips (about 110 with the
+ * default page), 16 in flight at a time.
  *
- * <p>Each script call blocks Redis for the page it reads (a few milliseconds for thousands of PIDs);
- * lower {@code pageHint} to bound that. {@code HSCAN} guarantees that every PID present during the
+ * <p>Each script call blocks Redis for the page it reads (about a millisecond per 1,000 PIDs on an idle
+ * machine); the page is kept small so that, with all shards in flight, no call waits behind more than
+ * 16 pages (a large page made calls time out on a loaded machine).  {@code HSCAN} guarantees that every PID present during the
  * whole scan is returned at least once (a rehash may return one twice: the map keeps one); a PID
  * provisioned during the scan may be missed until the next one.
  *
  * <p>Concurrency: thread-safe and stateless between calls; the Redisson client is the caller's.
  */
 public final class RedisUsageReader {
-    public static final int DEFAULT_PAGE_HINT = 5_000;
+    public static final int DEFAULT_PAGE_HINT = 1_000;
     private static final String SCRIPT = load("usage_scan.lua");
 
     private final RedissonClient redisson;
@@ -50,8 +51,8 @@ public final class RedisUsageReader {
     private final int pageHint;
     private final Duration timeout;
 
-    /** One PID's figures: its limit ({@code -1} if the entry is malformed) and this month's usage. */
-    public record Counter(long limit, long used, boolean hasUsage) {}
+    /** One provisioned PID's usage this month ({@code hasUsage} false: no counter yet, used 0). */
+    public record Counter(long used, boolean hasUsage) {}
 
     /**
      * What one read saw.
@@ -97,7 +98,7 @@ public final class RedisUsageReader {
         return keys;
     }
 
-    /** Every provisioned PID's limit and usage in {@code month}; {@code UNAVAILABLE} if Redis fails. */
+    /** Every provisioned PID's usage in {@code month}; {@code UNAVAILABLE} if Redis fails. */
     public Read read(QuotaMonth month) {
         requireNonNull(month, "month");
         RScript script = redisson.getScript(StringCodec.INSTANCE);
@@ -172,15 +173,10 @@ public final class RedisUsageReader {
     static String parsePage(List<Object> reply, Map<String, Counter> out) {
         Objects.requireNonNull(reply, "reply");
         String next = String.valueOf(reply.get(0));
-        for (int i = 1; i + 2 < reply.size(); i += 3) {
+        for (int i = 1; i + 1 < reply.size(); i += 2) {
             String pid = String.valueOf(reply.get(i));
-            long limit = RedisQuotaProvisioner.parseLimit(String.valueOf(reply.get(i + 1)));
-            String used = String.valueOf(reply.get(i + 2));
-            if (used.isEmpty()) {
-                out.put(pid, new Counter(limit, 0, false));
-            } else {
-                out.put(pid, new Counter(limit, parseUsed(used), true));
-            }
+            String used = String.valueOf(reply.get(i + 1));
+            out.put(pid, used.isEmpty() ? new Counter(0, false) : new Counter(parseUsed(used), true));
         }
         return next;
     }

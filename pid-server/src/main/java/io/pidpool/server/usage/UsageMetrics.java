@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  *       {@code pidpool_usage_sync_attention_total}</td><td>the ledger sync of this server</td></tr>
  * </table>
  *
- * <p>Usage gauges are refreshed at scrape time from {@link UsageReports#current()} (a follower scans
+ * <p>The per-PID families are written as text by this class ({@link #renderPids}), not registered as
+ * meters: 100,000 PIDs would be 500,000 Micrometer meters. Usage gauges are refreshed at scrape time from {@link UsageReports#current()} (a follower scans
  * on demand, at most once per scan interval, so every server exports the same figures), falling back
  * to the latest report when a scan fails. Utilisation of a PID with quota 0 that was used is {@code
  * +Inf}. Money is exported as a double (Prometheus has no decimals); {@code /api/v1/usage} has the
@@ -65,12 +66,26 @@ public final class UsageMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final UsageReports reports;
     private final ServerState server;
-    private final List<Bound<PidProjection>> pidGauges = new ArrayList<>();
+    private final AtomicReference<PidSeries> pidSeries = new AtomicReference<>();
     private final List<Bound<ModuleProjection>> moduleGauges = new ArrayList<>();
     private final AtomicReference<UsageReport> applied = new AtomicReference<>();
     private final AtomicLong held = new AtomicLong();
 
     private record Bound<T>(MultiGauge gauge, ToDoubleFunction<T> value) {}
+
+    /** The per-PID families of one report, rendered once. */
+    private record PidSeries(UsageReport report, String text) {}
+
+    /** Per-PID families: name suffix, help, value. */
+    private static final List<PidFamily> PID_FAMILIES = List.of(
+            new PidFamily("used", "commands used this month, net of refunds", p -> Long.toString(p.used())),
+            new PidFamily("remaining", "commands left before overage", p -> Long.toString(p.remaining())),
+            new PidFamily("utilisation", "used / monthly quota", p -> number(p.utilisation())),
+            new PidFamily("projected_used", "projected usage at month end", p -> Long.toString(p.projectedUsed())),
+            new PidFamily("projected_overage_cost", "projected overage cost at month end", p -> p.projectedOverageCost()
+                    .toPlainString()));
+
+    private record PidFamily(String name, String help, java.util.function.Function<PidProjection, String> value) {}
 
     /**
      * @param monitor scan statistics (may be null: not exported)
@@ -79,12 +94,6 @@ public final class UsageMetrics {
     public UsageMetrics(UsageReports reports, ServerState server, UsageMonitor monitor, UsageSyncService sync) {
         this.reports = requireNonNull(reports, "reports");
         this.server = requireNonNull(server, "server");
-        pid("used", "commands used this month, net of refunds", p -> p.used());
-        pid("remaining", "commands left before overage", p -> p.remaining());
-        pid("utilisation", "used / monthly quota", PidProjection::utilisation);
-        pid("projected.used", "projected usage at month end", p -> p.projectedUsed());
-        pid("projected.overage.cost", "projected overage cost at month end", p -> p.projectedOverageCost()
-                .doubleValue());
         module("used", "commands used this month by the module's PIDs", m -> m.used());
         module("remaining", "quota left before overage over the module's ACTIVE PIDs", m -> m.remaining());
         module("utilisation", "used / quota over the module's PIDs", ModuleProjection::utilisation);
@@ -139,11 +148,48 @@ public final class UsageMetrics {
         }
     }
 
-    private void pid(String name, String description, ToDoubleFunction<PidProjection> value) {
-        MultiGauge gauge = MultiGauge.builder("pidpool.pid." + name)
-                .description(description)
-                .register(registry);
-        pidGauges.add(new Bound<>(gauge, value));
+    /**
+     * The per-PID families in Prometheus text, written directly rather than as one Micrometer meter
+     * per PID and figure: at 100,000 PIDs that was 500,000 meters and 15 s per scrape
+     * (docs/benchmarks-quota.md). Rendered once per report.
+     */
+    static String renderPids(UsageReport report) {
+        StringBuilder out = new StringBuilder(report.pids().size() * PID_FAMILIES.size() * 70);
+        for (PidFamily family : PID_FAMILIES) {
+            String name = "pidpool_pid_" + family.name();
+            out.append("# HELP ").append(name).append(' ').append(family.help()).append('\n');
+            out.append("# TYPE ").append(name).append(" gauge\n");
+            for (PidProjection p : report.pids()) {
+                out.append(name).append("{module=\"");
+                escape(out, p.module().toString());
+                out.append("\",pid=\"");
+                escape(out, p.id());
+                out.append("\"} ").append(family.value().apply(p)).append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    private static void escape(StringBuilder out, String label) {
+        for (int i = 0; i < label.length(); i++) {
+            char c = label.charAt(i);
+            switch (c) {
+                case '\\' -> out.append("\\\\");
+                case '"' -> out.append("\\\"");
+                case '\n' -> out.append("\\n");
+                default -> out.append(c);
+            }
+        }
+    }
+
+    private static String number(double value) {
+        if (Double.isNaN(value)) {
+            return "NaN";
+        }
+        if (Double.isInfinite(value)) {
+            return value > 0 ? "+Inf" : "-Inf";
+        }
+        return Double.toString(value);
     }
 
     private void module(String name, String description, ToDoubleFunction<ModuleProjection> value) {
@@ -158,10 +204,12 @@ public final class UsageMetrics {
         return registry;
     }
 
-    /** Refreshes the gauges and answers the registry in Prometheus text format. */
+    /** Refreshes the gauges and answers the registry and the per-PID families in Prometheus text format. */
     public String scrape() {
         refresh();
-        return registry.scrape();
+        PidSeries pids = pidSeries.get();
+        String meters = registry.scrape();
+        return pids == null ? meters : meters + pids.text();
     }
 
     /** Applies the current report (see the class comment) and reads the held-PID count. */
@@ -185,15 +233,7 @@ public final class UsageMetrics {
         if (applied.get() == report) {
             return;
         }
-        for (Bound<PidProjection> bound : pidGauges) {
-            List<MultiGauge.Row<?>> rows = new ArrayList<>(report.pids().size());
-            for (PidProjection p : report.pids()) {
-                rows.add(MultiGauge.Row.of(
-                        Tags.of("pid", p.id(), "module", p.module().toString()),
-                        bound.value().applyAsDouble(p)));
-            }
-            bound.gauge().register(rows, true);
-        }
+        pidSeries.set(new PidSeries(report, renderPids(report)));
         for (Bound<ModuleProjection> bound : moduleGauges) {
             List<MultiGauge.Row<?>> rows = new ArrayList<>(report.modules().size());
             for (ModuleProjection m : report.modules()) {

@@ -4,7 +4,7 @@
 -- ARGV[2]  the month suffix ":<yyyy-MM>"
 -- ARGV[3]  HSCAN cursor ("0" to start)
 -- ARGV[4]  HSCAN COUNT hint
--- Returns {nextCursor, pid, "limit|epoch", used, pid, ...}; used is "" when the PID has no counter
+-- Returns {nextCursor, pid, used, pid, used, ...}; used is "" when the PID has no counter
 -- this month. Every usage key carries the shard's hash tag, so all keys read here are in KEYS[1]'s
 -- Redis Cluster slot. Read-only.
 local page = redis.call('HSCAN', KEYS[1], ARGV[3], 'COUNT', ARGV[4])
@@ -15,8 +15,7 @@ for i = 1, #entries, 2 do
     local pid = entries[i]
     local used = redis.call('HGET', ARGV[1] .. pid .. ARGV[2], 'used')
     out[n + 1] = pid
-    out[n + 2] = entries[i + 1]
-    out[n + 3] = used or ''
-    n = n + 3
+    out[n + 2] = used or ''
+    n = n + 2
 end
 return out

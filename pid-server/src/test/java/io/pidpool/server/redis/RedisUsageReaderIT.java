@@ -54,7 +54,6 @@ class RedisUsageReaderIT {
         assertThat(read.counters()).hasSize(1000);
         assertThat(read.used()).isEqualTo(expected);
         assertThat(read.counters().get("pid-0").hasUsage()).isFalse();
-        assertThat(read.counters().get("pid-5").limit()).isEqualTo(1_005);
         // pages of ~7: many round trips, every PID once
         assertThat(read.roundTrips()).isGreaterThan(50);
         for (String pid : expected.keySet()) {
