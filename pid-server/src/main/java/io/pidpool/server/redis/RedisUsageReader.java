@@ -150,9 +150,11 @@ public final class RedisUsageReader {
             AtomicInteger trips) {
         trips.incrementAndGet();
         String pidsKey = keys.pids(shard);
+        // READ_WRITE although the script only reads: Redisson sends READ_ONLY as EVALSHA_RO, which
+        // Redis 6.2 (the standalone mode's embedded server) does not know
         CompletableFuture<List<Object>> call = script.<List<Object>>evalAsync(
                         pidsKey,
-                        RScript.Mode.READ_ONLY,
+                        RScript.Mode.READ_WRITE,
                         SCRIPT,
                         RScript.ReturnType.MULTI,
                         List.of(pidsKey),

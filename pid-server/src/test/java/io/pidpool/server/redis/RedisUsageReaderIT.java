@@ -3,6 +3,7 @@ package io.pidpool.server.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.quota.testing.RedisProcess;
 import io.pidpool.client.quota.testing.RedisSupport;
 import io.pidpool.core.quota.QuotaMonth;
 import java.time.Duration;
@@ -65,6 +66,26 @@ class RedisUsageReaderIT {
         RedisUsageReader.Read again = onePage.read(month);
         assertThat(again.counters()).isEqualTo(read.counters());
         assertThat(again.roundTrips()).isLessThan(read.roundTrips());
+    }
+
+    @Test
+    void worksOnTheRedis62ThatStandaloneEmbeds() {
+        try (RedisProcess old = RedisProcess.start(false, RedisProcess.embeddedBinary())) {
+            RedissonClient client = RedisSupport.client(old.url());
+            RedissonQuotaLedger oldLedger = RedisSupport.ledger(client, RedisSupport.randomCluster(), "c1")
+                    .build();
+            try {
+                oldLedger.setLimit("p1", 10);
+                oldLedger.setLimit("p2", 10);
+                oldLedger.tryDeduct("p1", month, 4, "d1");
+                RedisUsageReader.Read read = new RedisUsageReader(client, oldLedger.keys()).read(month);
+                assertThat(read.used()).isEqualTo(Map.of("p1", 4L));
+                assertThat(read.counters()).containsKeys("p1", "p2");
+            } finally {
+                oldLedger.close();
+                client.shutdown();
+            }
+        }
     }
 
     @Test
