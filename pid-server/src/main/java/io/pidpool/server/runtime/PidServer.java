@@ -101,10 +101,15 @@ public final class PidServer implements AutoCloseable {
 
     /** Validates the configuration; nothing is started yet. */
     public PidServer(ServerConfig config) {
+        this(config, defaultNodeId());
+    }
+
+    /** With a node id of the caller's (several servers in one JVM, e.g. tests of followers). */
+    public PidServer(ServerConfig config, String nodeId) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
         this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
         this.clock = Clock.systemUTC();
-        this.nodeId = defaultNodeId();
+        this.nodeId = io.pidpool.core.model.Names.requireToken(nodeId, "nodeId");
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */

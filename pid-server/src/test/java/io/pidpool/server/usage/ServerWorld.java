@@ -68,8 +68,13 @@ final class ServerWorld implements AutoCloseable {
     }
 
     PidServer startServer(String monitoring) {
+        return startServer(monitoring, "s" + closeables.size());
+    }
+
+    /** Servers of one world share the database (one H2 in memory by name) and Redis. */
+    PidServer startServer(String monitoring, String nodeId) {
         ServerConfig config = new ConfigLoader(Map.of()).load(yaml(monitoring), "server.yml");
-        PidServer server = new PidServer(config).start();
+        PidServer server = new PidServer(config, nodeId).start();
         closeables.add(server);
         return server;
     }

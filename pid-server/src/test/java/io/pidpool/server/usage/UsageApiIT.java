@@ -151,6 +151,29 @@ class UsageApiIT {
             assertThat(gauge(text, "pidpool_server_epoch", null)).isPositive();
             assertThat(gauge(text, "pidpool_server_held_pids", null)).isEqualTo(2.0);
 
+            // a follower answers the same figures: it scans on demand
+            PidServer follower = world.startServer(MONITORING, "follower");
+            assertThat(follower.node().isLeader()).isFalse();
+            String followerBase = "http://127.0.0.1:" + follower.httpPort();
+            JsonNode fromFollower = JSON.readTree(
+                    ItSupport.get(followerBase + "/api/v1/usage?module=fin%23risk%23scorer", ServerWorld.VIEWER)
+                            .body());
+            // (projections move with the clock; the counts do not)
+            assertThat(fromFollower.path("pids").findValuesAsText("id")).containsExactly("p1", "p2");
+            for (JsonNode pid : fromFollower.path("pids")) {
+                long u = used.getOrDefault(pid.path("id").asText(), 0L);
+                assertThat(pid.path("used").asLong()).isEqualTo(u);
+                assertThat(pid.path("remaining").asLong()).isEqualTo(Math.max(0, 30 - u));
+            }
+            assertThat(fromFollower.path("totalUsed").asLong()).isEqualTo(total);
+            String followerMetrics =
+                    ItSupport.get(followerBase + "/metrics", null).body();
+            assertThat(gauge(followerMetrics, "pidpool_server_leader", null)).isEqualTo(0.0);
+            assertThat(gauge(followerMetrics, "pidpool_module_used", "module=\"" + M + "\""))
+                    .isEqualTo((double) total);
+            assertThat(follower.usage().scans()).isPositive();
+            follower.close();
+
             // another server of the same cluster with metricsAuth: /metrics needs a token; it answers
             // the same usage (it leads now and scans, or scans on demand)
             server.close();
