@@ -387,11 +387,13 @@ public final class ConfigLoader {
         check.require(c.worker() != null, "worker.enabled", "is required");
         AdviceConfig.problems(c.advice())
                 .forEach(p -> problems.add(new Problem(p.key(), p.message() + sourceOf.apply(p.key()))));
+        MonitoringChecks.check(c.monitoring(), check::require);
 
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
-        return new ServerConfig(c.cluster(), http, zk, redis, db, security.withTokens(tokens), c.worker(), c.advice());
+        return new ServerConfig(
+                c.cluster(), http, zk, redis, db, security.withTokens(tokens), c.worker(), c.advice(), c.monitoring());
     }
 
     @FunctionalInterface

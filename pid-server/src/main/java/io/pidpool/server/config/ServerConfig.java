@@ -7,6 +7,7 @@ package io.pidpool.server.config;
  *
  * @param cluster the cluster name: ZooKeeper namespace {@code /pidpool/<cluster>}
  * @param advice alert thresholds, webhook, tariff and recommendations ({@code docs/alerts.md})
+ * @param monitoring usage sync and monitoring; {@link MonitoringConfig#defaults()} when built without
  */
 public record ServerConfig(
         String cluster,
@@ -16,9 +17,14 @@ public record ServerConfig(
         DatabaseConfig database,
         SecurityConfig security,
         WorkerConfig worker,
-        AdviceConfig advice) {
+        AdviceConfig advice,
+        MonitoringConfig monitoring) {
+    public ServerConfig {
+        advice = advice == null ? AdviceConfig.defaults() : advice;
+        monitoring = monitoring == null ? MonitoringConfig.defaults() : monitoring;
+    }
 
-    /** A configuration with the default {@link AdviceConfig}. */
+    /** Without advice and monitoring blocks: the defaults. */
     public ServerConfig(
             String cluster,
             HttpConfig http,
@@ -27,6 +33,6 @@ public record ServerConfig(
             DatabaseConfig database,
             SecurityConfig security,
             WorkerConfig worker) {
-        this(cluster, http, zookeeper, redis, database, security, worker, AdviceConfig.defaults());
+        this(cluster, http, zookeeper, redis, database, security, worker, null, null);
     }
 }

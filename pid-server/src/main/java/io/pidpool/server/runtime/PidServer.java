@@ -25,6 +25,8 @@ import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
 import io.pidpool.server.security.SecretRotationRoutes;
+import io.pidpool.server.usage.UsageMonitor;
+import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
 import io.pidpool.worker.task.TaskHandler;
@@ -67,10 +69,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
  * session; the server's client serves the health check and the Snowflake worker-id slot that
- * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}). Not wired
- * yet: the quota ledger's part of RESET_QUOTA (the node's default hook only logs) and task handlers
- * of PidPool's own (the worker runs {@code pidpool.log} and whatever providers are on the class
- * path).
+ * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}), which
+ * also runs the usage ledger sync ({@link UsageSyncService}: one task per quota shard, topped up every
+ * {@code monitoring.syncIntervalMs}).
  */
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
@@ -92,6 +93,8 @@ public final class PidServer implements AutoCloseable {
     private volatile ClusterSnowflakeIds ids;
     private volatile PidPoolNode node;
     private volatile WorkerPool workers;
+    private volatile UsageSyncService usageSync;
+    private volatile UsageMonitor usage;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
     private volatile AdviceSetup advice;
@@ -108,13 +111,13 @@ public final class PidServer implements AutoCloseable {
         this(config, defaultNodeId());
     }
 
-    /** With a given node id: tests run several servers in one JVM, where the default id repeats. */
-    PidServer(ServerConfig config, String nodeId) {
+    /** With a node id of the caller's (several servers in one JVM, e.g. tests of followers). */
+    public PidServer(ServerConfig config, String nodeId) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
         this.sealer = this.config.security().sealer();
         this.zkAuth = ZkAuth.of(this.config.zookeeper().auth());
         this.clock = Clock.systemUTC();
-        this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+        this.nodeId = io.pidpool.core.model.Names.requireToken(nodeId, "nodeId");
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */
@@ -168,14 +171,13 @@ public final class PidServer implements AutoCloseable {
             startNode(node);
             if (config.worker().enabled()) {
                 lifecycle.requireOpen("pid-worker");
-                workers = lifecycle.add("pid-worker", startWorkers());
+                UsageSyncService sync = UsageWiring.sync(config, client, database, clock, WORKER_GROUP);
+                workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
+                usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
+            usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, clock));
             AdviceMonitor monitor = lifecycle.add(
-                    "advice monitor",
-                    advice.startMonitor(
-                            node,
-                            database.repositories(clock),
-                            advice.ledgerReports(node, database.repositories(clock), quota::ledger)));
+                    "advice monitor", advice.startMonitor(node, database.repositories(clock), usage::latest));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
@@ -184,7 +186,8 @@ public final class PidServer implements AutoCloseable {
                             operatorApi,
                             health,
                             BearerTokens.of(config.security().tokens()))
-                    .advice(monitor);
+                    .advice(monitor)
+                    .with(UsageWiring.routes(usage, usageSync, node));
             SecretRotationRoutes.register(api, sealer, database.repositories(clock), operatorApi);
             http = lifecycle.add("HTTP API", api.start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
@@ -251,6 +254,16 @@ public final class PidServer implements AutoCloseable {
     /** The in-process pid-worker, or {@code null} when {@code worker.enabled} is false. */
     public WorkerPool workers() {
         return workers;
+    }
+
+    /** The usage ledger sync (docs/usage-sync.md), or {@code null} when {@code worker.enabled} is false. */
+    public UsageSyncService usageSync() {
+        return usageSync;
+    }
+
+    /** Usage reports: the leader's periodic full scan, on demand on followers (docs/usage-monitoring.md). */
+    public UsageMonitor usage() {
+        return requireStarted(usage);
     }
 
     /** The coordination node: election, views, batches. */
@@ -333,8 +346,8 @@ public final class PidServer implements AutoCloseable {
      * The in-process pid-worker (group {@value #WORKER_GROUP}): the built-in {@code pidpool.log}
      * handler plus every {@link TaskHandlerProvider} on the class path, as the standalone worker.
      */
-    private WorkerPool startWorkers() {
-        Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+    private WorkerPool startWorkers(Map<String, TaskHandler> own) {
+        Map<String, TaskHandler> handlers = new LinkedHashMap<>(own);
         handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
         advice.registerHandlers(handlers);
         for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {

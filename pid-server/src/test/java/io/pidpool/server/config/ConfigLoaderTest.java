@@ -144,7 +144,9 @@ class ConfigLoaderTest {
             Map.entry("advice.autoApply.enabled", "true"),
             Map.entry("advice.autoApply.maxMovesPerInterval", "7"),
             Map.entry("advice.autoApply.intervalMs", "60000"),
-            Map.entry("advice.autoApply.onEstimatedUsage", "true"));
+            Map.entry("advice.autoApply.onEstimatedUsage", "true"),
+            Map.entry("monitoring.syncIntervalMs", "700"),
+            Map.entry("monitoring.scanIntervalMs", "9000"));
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
