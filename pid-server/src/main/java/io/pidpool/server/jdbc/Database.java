@@ -54,7 +54,7 @@ public final class Database implements AutoCloseable {
         // exception messages name the statement, never its arguments (sealed secrets are arguments)
         jdbi.getConfig(StatementExceptions.class)
                 .setMessageRendering(StatementExceptions.MessageRendering.SHORT_STATEMENT);
-        this.session = new JdbiSession(jdbi, new SqlErrors(dialect));
+        this.session = new JdbiSession(jdbi, new SqlErrors(dialect), dialect.snapshotIsolation());
     }
 
     /** Opens a pool with default sizes, migrates the schema and returns the database. */

@@ -46,6 +46,7 @@ final class LeaderTerm {
     private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
     private static final long PASS_DEBOUNCE_MILLIS = 20;
     private static final int BATCHES_PER_ROUND = 16;
+    private static final int NOTIFY_ATTEMPTS = 3;
     private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
 
     private final NodeContext ctx;
@@ -66,7 +67,9 @@ final class LeaderTerm {
     private boolean passScheduled;
     private boolean rescanRunning;
     private boolean rescanAgain;
+    /** Whether {@code /notify} existed when last seen: chooses create or setData for DEALED. */
     private boolean notifyExists;
+
     private long passes;
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
@@ -191,24 +194,45 @@ final class LeaderTerm {
         ctx.quota().reconcile(limits);
     }
 
+    /**
+     * Writes {@code DEALED|id} to {@code /notify} with create-or-set semantics: {@link #notifyExists}
+     * is only a guess (a follower may create the node after the term looked, or someone may delete
+     * it), so a create that meets NODEEXISTS is sent again at once as a setData, and a setData that
+     * meets NONODE as a create. Waiters on every server are woken by this write; losing it would
+     * leave them to their poll.
+     */
     private void notifyDealed(BatchId id) {
+        notifyDealed(id, notifyExists, NOTIFY_ATTEMPTS);
+    }
+
+    private void notifyDealed(BatchId id, boolean asSet, int attemptsLeft) {
         byte[] data = new NotifySignal(NotifySignal.Phase.DEALED, id).encode();
         String path = ctx.layout().notifyNode();
-        ZkWrite write = notifyExists ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
+        ZkWrite write = asSet ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
         writer.submit(List.of(write))
                 .whenCompleteAsync(
                         (done, error) -> {
                             if (error == null) {
                                 notifyExists = true;
-                            } else if (!closed) {
-                                // waiters poll the database too; only the wake-up is lost
-                                notifyExists =
-                                        unwrap(error).code() == ErrorCode.CONFLICT; // NOT_FOUND: create it next time
-                                log.info(
-                                        "could not signal DEALED for batch {}: {}",
-                                        id,
-                                        unwrap(error).getMessage());
+                                return;
                             }
+                            if (closed) {
+                                return;
+                            }
+                            ErrorCode code = unwrap(error).code();
+                            boolean wrongGuess = asSet ? code == ErrorCode.NOT_FOUND : code == ErrorCode.CONFLICT;
+                            if (wrongGuess) {
+                                notifyExists = !asSet;
+                                if (attemptsLeft > 1) {
+                                    notifyDealed(id, !asSet, attemptsLeft - 1);
+                                    return;
+                                }
+                            }
+                            // waiters poll the database too; only the wake-up is lost
+                            log.info(
+                                    "could not signal DEALED for batch {}: {}",
+                                    id,
+                                    unwrap(error).getMessage());
                         },
                         ctx.serial());
         writer.flush();
