@@ -352,12 +352,17 @@ public final class ConfigLoader {
             tokens.add(new TokenConfig(name, t.token(), t.role()));
         }
         check.require(c.worker() != null, "worker.enabled", "is required");
+        LeaderConfig leader = c.leader() == null ? LeaderConfig.defaults() : c.leader();
+        check.require(
+                leader.cooldownSeconds() >= 1 && leader.cooldownSeconds() <= LeaderConfig.MAX_COOLDOWN_SECONDS,
+                "leader.cooldownSeconds",
+                "must be within 1.." + LeaderConfig.MAX_COOLDOWN_SECONDS + ", was " + leader.cooldownSeconds());
 
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
         return new ServerConfig(
-                c.cluster(), http, zk, redis, db, new SecurityConfig(security.secretKey(), tokens), c.worker());
+                c.cluster(), http, zk, redis, db, new SecurityConfig(security.secretKey(), tokens), c.worker(), leader);
     }
 
     @FunctionalInterface

@@ -6,6 +6,7 @@ package io.pidpool.server.config;
  * code (as {@code standalone} does) should pass {@link ConfigLoader#validate(ServerConfig)}.
  *
  * @param cluster the cluster name: ZooKeeper namespace {@code /pidpool/<cluster>}
+ * @param leader account-health knobs of the leader (cooldown)
  */
 public record ServerConfig(
         String cluster,
@@ -14,4 +15,18 @@ public record ServerConfig(
         RedisConfig redis,
         DatabaseConfig database,
         SecurityConfig security,
-        WorkerConfig worker) {}
+        WorkerConfig worker,
+        LeaderConfig leader) {
+
+    /** A configuration with the default {@link LeaderConfig}. */
+    public ServerConfig(
+            String cluster,
+            HttpConfig http,
+            ZooKeeperConfig zookeeper,
+            RedisConfig redis,
+            DatabaseConfig database,
+            SecurityConfig security,
+            WorkerConfig worker) {
+        this(cluster, http, zookeeper, redis, database, security, worker, LeaderConfig.defaults());
+    }
+}

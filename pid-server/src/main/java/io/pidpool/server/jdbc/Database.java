@@ -3,6 +3,7 @@ package io.pidpool.server.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.core.port.Repositories;
 import java.time.Clock;
 import java.util.Objects;
@@ -94,6 +95,11 @@ public final class Database implements AutoCloseable {
                 new JdbiOperationLog(session, clock),
                 new JdbiAuditLog(session),
                 new JdbiUsageLedger(session));
+    }
+
+    /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
+    public CooldownRepository cooldowns() {
+        return new JdbiCooldownRepository(session);
     }
 
     public Dialect dialect() {

@@ -124,7 +124,7 @@ public final class PidPoolNode implements AutoCloseable {
                 client,
                 layout,
                 settings,
-                new RepositoryLeaderStore(b.repositories),
+                new RepositoryLeaderStore(b.repositories, b.cooldowns),
                 b.repositories,
                 quota,
                 b.quotaReconcileInterval,
@@ -513,6 +513,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Runnable batchHook = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
+        private io.pidpool.core.port.CooldownRepository cooldowns;
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
 
@@ -610,6 +611,15 @@ public final class PidPoolNode implements AutoCloseable {
          */
         public Builder placement(Function<Duration, PlacementPolicy> value) {
             this.placement = requireNonNull(value, "placement");
+            return this;
+        }
+
+        /**
+         * Where cooldown end times are stored (e.g. {@code Database.cooldowns()}), so that a new
+         * leader keeps them; default none: a new leader starts every cooldown over.
+         */
+        public Builder cooldowns(io.pidpool.core.port.CooldownRepository value) {
+            this.cooldowns = value;
             return this;
         }
 

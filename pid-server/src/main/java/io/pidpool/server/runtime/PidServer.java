@@ -17,6 +17,7 @@ import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
@@ -287,6 +288,9 @@ public final class PidServer implements AutoCloseable {
                 .sealer(sealer::seal)
                 .ids(ids::nextId)
                 .quotaProvisioner(quota)
+                .settings(LeaderSettings.defaults()
+                        .withCooldown(Duration.ofSeconds(config.leader().cooldownSeconds())))
+                .cooldowns(database.cooldowns())
                 .clock(clock)
                 .build();
     }

@@ -120,7 +120,20 @@ class ConfigLoaderTest {
             Map.entry("database.maxPoolSize", "3"),
             Map.entry("security.secretKey", "MDEyMzQ1Njc4OWFiY2RlZg=="),
             Map.entry("security.tokens", "[{name: x, token: \"" + TOKEN + "-x\", role: viewer}]"),
-            Map.entry("worker.enabled", "false"));
+            Map.entry("worker.enabled", "false"),
+            Map.entry("leader.cooldownSeconds", "90"));
+
+    @Test
+    void theCooldownDefaultsToTenMinutesAndIsCheckedForRange() {
+        assertThat(load(DESIGN_EXAMPLE, Map.of()).leader().cooldownSeconds()).isEqualTo(600);
+        assertThat(load(DESIGN_EXAMPLE, Map.of("PIDPOOL_LEADER_COOLDOWN_SECONDS", "30"))
+                        .leader()
+                        .cooldownSeconds())
+                .isEqualTo(30);
+        assertThatThrownBy(() -> load(DESIGN_EXAMPLE, Map.of("PIDPOOL_LEADER_COOLDOWN_SECONDS", "0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("leader.cooldownSeconds");
+    }
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
