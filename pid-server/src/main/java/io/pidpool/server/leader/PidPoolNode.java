@@ -26,6 +26,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -431,6 +432,15 @@ public final class PidPoolNode implements AutoCloseable {
             return "leading=" + leading + " writesInFlight="
                     + (term == null ? -1 : term.state().writesInFlight()) + " nodes=" + counts;
         });
+    }
+
+    /** Test hook: PIDs in cooldown with their end on the node's ticker, and the term's pass count. */
+    Map<String, Long> cooldownsForTests() {
+        return call(() -> term == null ? Map.of() : Map.copyOf(term.state().cooldowns()));
+    }
+
+    long passesForTests() {
+        return call(() -> term == null ? 0L : term.passes());
     }
 
     /** Test hook: the quota provisioning of this node. */
