@@ -56,8 +56,10 @@ import org.slf4j.LoggerFactory;
  * #reconcile()}, which the issuer calls itself on later acquires (and the batcher thread when idle).
  *
  * <p><b>Batched mode</b> ({@link Builder#batching(int)}): concurrent {@code tryAcquire} calls are queued
- * and a single flusher thread sends up to {@code maxBatch} of them as one pipelined round trip (one
- * batch script per shard in one Redisson batch). Same rules, same answers; fewer round trips.
+ * (lock-free) and a single flusher thread sends up to {@code maxBatch} of them as one round trip — on a
+ * single Redis one run of the batch script, on Redis Cluster one per shard in one pipelined Redisson
+ * batch — as soon as the previous batch is answered ({@link PermitBatcher}: Nagle without timers).
+ * Same rules, same answers; fewer round trips.
  *
  * <p><b>Concurrency.</b> Thread-safe. In direct mode every call runs on the caller's thread; in batched
  * mode the batcher thread owns the in-flight requests and callers wait on a future (at most {@code
@@ -489,13 +491,19 @@ public final class PermitIssuer implements AutoCloseable {
         }
 
         /**
-         * Batched mode: how many batches may be in flight at once (1..16), each sent by its own thread;
-         * default 1.
+         * Batched mode: how many batches may be on the wire at once (1..16); default 1, i.e. Nagle:
+         * while one batch is in flight the next one accumulates. One flusher thread sends them all.
          */
-        public Builder flushers(int flushers) {
-            requireArgument(flushers >= 1 && flushers <= 16, "flushers", "must be within 1..16, was %d", flushers);
-            this.flushers = flushers;
+        public Builder maxInFlight(int batches) {
+            requireArgument(batches >= 1 && batches <= 16, "maxInFlight", "must be within 1..16, was %d", batches);
+            this.flushers = batches;
             return this;
+        }
+
+        /** Former name of {@link #maxInFlight(int)} (there is one flusher thread now). */
+        @Deprecated
+        public Builder flushers(int flushers) {
+            return maxInFlight(flushers);
         }
 
         /** Batched mode: callers waiting beyond this get {@code UNAVAILABLE}; default 10 s. */

@@ -164,7 +164,7 @@ class QuotaBenchmark {
                     .held(hold)
                     .ids(SnowflakeIds.builder().workerId(4).build())
                     .batching(128)
-                    .flushers(2)
+                    .maxInFlight(2)
                     .build();
             Op acquireBatched2 = (thread, i) -> batched2.tryAcquire(1).orElseThrow();
 
@@ -213,7 +213,7 @@ class QuotaBenchmark {
                     new Case("bare8", "bare evalSha, 8 threads", bare, 8),
                     new Case("direct8", "tryAcquire direct, 8 threads", acquire, 8),
                     new Case("batched8", "tryAcquire batched, 8 threads", acquireBatched, 8),
-                    new Case("batched8x2", "tryAcquire batched (2 flushers), 8 threads", acquireBatched2, 8),
+                    new Case("batched8x2", "tryAcquire batched (2 batches in flight), 8 threads", acquireBatched2, 8),
                     new Case("near1", "near cache clearlyNotEnough, 1 thread", nearCheck, 1),
                     new Case("dry1", "tryAcquire, all held PIDs dry (near cache), 1 thread", dryAcquire, 1),
                     new Case("trip1", "Redis round trip (usage script), 1 thread", roundTrip, 1));
@@ -253,13 +253,13 @@ class QuotaBenchmark {
                         c.name(), m, median(rounds, 1), median(rounds, 2), fmt(rounds)));
             });
             out.append(String.format(
-                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 flushers)%n",
+                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 in flight)%n",
                     batched.averageBatch(), batched2.averageBatch()));
             out.append("ratios: median over rounds of (case / baseline measured in the same round)\n");
             ratio(out, results, "direct1", "bare1", "tryAcquire / bare, 1 thread");
             ratio(out, results, "direct8", "bare8", "tryAcquire / bare, 8 threads");
             ratio(out, results, "batched8", "bare8", "batched / bare, 8 threads");
-            ratio(out, results, "batched8x2", "bare8", "batched (2 flushers) / bare, 8 threads");
+            ratio(out, results, "batched8x2", "bare8", "batched (2 in flight) / bare, 8 threads");
             ratio(out, results, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
             Path file = Path.of("target", "benchmarks-quota.txt");

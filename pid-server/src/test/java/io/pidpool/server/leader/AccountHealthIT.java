@@ -73,10 +73,10 @@ class AccountHealthIT {
     }
 
     PidPoolNode startLeader(String id, Duration cooldown) {
-        PidPoolNode node = cluster.startNode(id, b -> b.settings(
-                        TestCluster.settings().withCooldown(cooldown))
-                .cooldowns(cooldowns)
-                .alerts(alerts::add));
+        PidPoolNode node =
+                cluster.startNode(id, b -> b.settings(TestCluster.settings().withCooldown(cooldown))
+                        .cooldowns(cooldowns)
+                        .alerts(alerts::add));
         await().atMost(WAIT).until(node::isLeader);
         return node;
     }
@@ -90,7 +90,7 @@ class AccountHealthIT {
                 .module(M.toString())
                 .instanceId(name)
                 .host("test-host")
-                .secretOpener(sealed -> new String(sealed.sealed(), StandardCharsets.UTF_8))
+                .secretOpener(box -> new String(box.sealed(), StandardCharsets.UTF_8))
                 .sessionTimeout(Duration.ofSeconds(4))
                 .listener(new PidListener() {
                     @Override
@@ -120,7 +120,8 @@ class AccountHealthIT {
 
     List<Event> assignmentsOf(String pid, String client) {
         return assigned.stream()
-                .filter(e -> e.pid().equals(pid) && (client == null || e.client().equals(client)))
+                .filter(e ->
+                        e.pid().equals(pid) && (client == null || e.client().equals(client)))
                 .toList();
     }
 
@@ -140,15 +141,20 @@ class AccountHealthIT {
         awaitUntil("a holds " + PID, () -> a.heldPids().equals(Set.of(PID)));
         PidClient b = startClient("b", null);
         awaitUntil("b registered", () -> b.state() == PidClient.State.REGISTERED);
-        awaitUntil("b got its pids node", () -> b.registration().map(r -> !r.pidsPath().isEmpty()).orElse(false));
+        awaitUntil(
+                "b got its pids node",
+                () -> b.registration().map(r -> !r.pidsPath().isEmpty()).orElse(false));
         assertThat(b.heldPids()).isEmpty(); // one PID over two instances: a keeps it
 
-        assertThat(b.reportLoginFailure(PID, "not mine")).as("b has no node for it").isFalse();
+        assertThat(b.reportLoginFailure(PID, "not mine"))
+                .as("b has no node for it")
+                .isFalse();
         assertThat(a.reportLoginFailure(PID, "password expired")).isTrue();
 
         awaitUntil("the leader cools it down", () -> leader.cooldownsForTests().containsKey(PID));
         long endNanos = leader.cooldownsForTests().get(PID);
-        awaitUntil("a is told to give it up", () -> revoked.stream().anyMatch(e -> e.pid().equals(PID)));
+        awaitUntil("a is told to give it up", () -> revoked.stream()
+                .anyMatch(e -> e.pid().equals(PID)));
         assertThat(a.heldPids()).isEmpty();
         long revokedAt = revoked.get(0).atNanos();
 
@@ -160,7 +166,9 @@ class AccountHealthIT {
         assertThat(alerts).anyMatch(m -> m.contains("ALERT PID " + PID + " LOGIN_FAILURE (password expired)"));
 
         // handed out again after the end, to one instance, and not a moment before
-        awaitUntil("someone holds it again", () -> a.heldPids().contains(PID) || b.heldPids().contains(PID));
+        awaitUntil(
+                "someone holds it again",
+                () -> a.heldPids().contains(PID) || b.heldPids().contains(PID));
         List<Event> again = assigned.stream()
                 .filter(e -> e.pid().equals(PID) && e.atNanos() > revokedAt)
                 .toList();
@@ -168,8 +176,10 @@ class AccountHealthIT {
         assertThat(again.get(0).atNanos() - endNanos)
                 .as("re-assigned %d ms after the cooldown's end", (again.get(0).atNanos() - endNanos) / 1_000_000)
                 .isGreaterThanOrEqualTo(0);
-        awaitUntil("status ACTIVE, stored cooldown gone", () -> cluster.pid(PID).status() == PidStatus.ACTIVE
-                && storedCooldown(PID).isEmpty());
+        awaitUntil(
+                "status ACTIVE, stored cooldown gone",
+                () -> cluster.pid(PID).status() == PidStatus.ACTIVE
+                        && storedCooldown(PID).isEmpty());
         assertThat(alerts).contains("PID " + PID + " leaves cooldown");
         assertThat(a.heldPids().size() + b.heldPids().size()).isEqualTo(1);
     }
@@ -180,7 +190,9 @@ class AccountHealthIT {
         PidClient a = startClient("a", null);
         awaitUntil("a holds " + PID, () -> a.heldPids().equals(Set.of(PID)));
         PidClient b = startClient("b", null);
-        awaitUntil("b registered", () -> b.registration().map(r -> !r.pidsPath().isEmpty()).orElse(false));
+        awaitUntil(
+                "b registered",
+                () -> b.registration().map(r -> !r.pidsPath().isEmpty()).orElse(false));
 
         assertThat(a.reportLoginConflict(PID, "logged in elsewhere")).isTrue();
         awaitUntil("revoked from a", () -> a.heldPids().isEmpty() && !revoked.isEmpty());
@@ -205,9 +217,13 @@ class AccountHealthIT {
         // an operator lifts it (ends it now): the leader reads the stored cooldowns on its next reload
         Cooldown stored = storedCooldown(PID).orElseThrow();
         cooldowns.put(new Cooldown(PID, Instant.now(), stored.cause() + "; lifted", stored.startedAt()));
-        awaitUntil("handed out again", () -> a.heldPids().contains(PID) || b.heldPids().contains(PID));
-        awaitUntil("status ACTIVE, stored cooldown gone", () -> cluster.pid(PID).status() == PidStatus.ACTIVE
-                && storedCooldown(PID).isEmpty());
+        awaitUntil(
+                "handed out again",
+                () -> a.heldPids().contains(PID) || b.heldPids().contains(PID));
+        awaitUntil(
+                "status ACTIVE, stored cooldown gone",
+                () -> cluster.pid(PID).status() == PidStatus.ACTIVE
+                        && storedCooldown(PID).isEmpty());
     }
 
     @Test
@@ -222,7 +238,9 @@ class AccountHealthIT {
         long passes = leader.passesForTests();
         awaitUntil("a few more passes", () -> leader.passesForTests() >= passes + 5);
 
-        assertThat(assignmentsOf(PID, "a")).as("not retried (the retry policy would try 3 times)").hasSize(1);
+        assertThat(assignmentsOf(PID, "a"))
+                .as("not retried (the retry policy would try 3 times)")
+                .hasSize(1);
         assertThat(storedCooldown(PID)).isPresent();
         assertThat(cluster.pid(PID).status()).isEqualTo(PidStatus.COOLDOWN);
         assertThat(alerts).anyMatch(m -> m.contains("LOGIN_CONFLICT (platform: second terminal)"));
