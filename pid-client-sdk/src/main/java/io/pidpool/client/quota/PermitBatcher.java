@@ -117,17 +117,7 @@ final class PermitBatcher implements AutoCloseable {
     }
 
     Optional<Permit> submit(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
-        if (!running) {
-            throw PidPoolException.illegalState("the permit issuer is closed");
-        }
-        if (queued.incrementAndGet() > queueCapacity) {
-            queued.decrementAndGet();
-            throw new PidPoolException(
-                    ErrorCode.UNAVAILABLE, null, "too many acquires waiting for Redis (" + queueCapacity + ")");
-        }
-        Pending p = new Pending(n, month, order);
-        queue.offer(p);
-        wake();
+        Pending p = offer(n, month, order);
         try {
             return p.result.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -140,6 +130,38 @@ final class PermitBatcher implements AutoCloseable {
         }
     }
 
+    /** Queues an acquire and returns its future (completed on the flusher thread). */
+    CompletableFuture<Optional<Permit>> enqueue(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
+        try {
+            return offer(n, month, order).result;
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.UNAVAILABLE) {
+                return CompletableFuture.failedFuture(e);
+            }
+            throw e;
+        }
+    }
+
+    private Pending offer(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
+        if (!running) {
+            throw PidPoolException.illegalState("the permit issuer is closed");
+        }
+        if (queued.incrementAndGet() > queueCapacity) {
+            queued.decrementAndGet();
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE, null, "too many acquires waiting for Redis (" + queueCapacity + ")");
+        }
+        Pending p = new Pending(n, month, order);
+        queue.offer(p);
+        wake();
+        return p;
+    }
+
+    /**
+     * An acquire was queued: unpark the flusher only if it waits for acquires. While it waits for a
+     * reply (in-flight limit reached) the acquire simply accumulates: no wake-up, no context switch
+     * per acquire; the reply's wake-up sends it.
+     */
     private void wake() {
         if (parked) {
             LockSupport.unpark(flusher);
@@ -183,10 +205,11 @@ final class PermitBatcher implements AutoCloseable {
                 progress = true;
             }
             if (!progress) {
-                parked = true;
+                boolean canSend = running && inFlight < maxInFlight;
+                // announce "waiting for acquires" before the last look at the queue (Dekker with wake())
+                parked = canSend;
                 boolean idle = inFlight == 0 && queue.isEmpty() && retry.isEmpty();
-                if (answered.isEmpty()
-                        && (!running || inFlight >= maxInFlight || (queue.isEmpty() && retry.isEmpty()))) {
+                if (answered.isEmpty() && (!canSend || (queue.isEmpty() && retry.isEmpty()))) {
                     LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                 }
                 parked = false;
@@ -246,7 +269,7 @@ final class PermitBatcher implements AutoCloseable {
         attemptsSent.add(s.requests.size());
         s.batch.replies().whenComplete((replies, error) -> {
             answered.offer(s);
-            wake();
+            LockSupport.unpark(flusher); // one wake-up per batch, whatever the flusher waits for
         });
     }
 

@@ -153,6 +153,40 @@ public final class PermitIssuer implements AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * {@link #tryAcquire(int)} without parking the calling thread: in batched mode the acquire is queued
+     * and the future completes when its batch was answered, so one thread may keep many acquires in
+     * flight (the blocking call costs one thread wake-up per permit, which on a busy machine is what
+     * limits the batched rate). In direct mode the future is already complete when returned.
+     *
+     * <p>The future completes on the batcher's thread: attach only short, non-blocking actions, or use
+     * the {@code *Async} variants with an executor of your own. Completing or cancelling the future
+     * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost. The
+     * exceptions are those of {@link #tryAcquire(int)}, delivered through the future (except bad
+     * arguments and a closed issuer, which throw at once).
+     */
+    public java.util.concurrent.CompletableFuture<Optional<Permit>> tryAcquireAsync(int n) {
+        MonthLedger.requireAmount(n);
+        requireOpen();
+        if (batcher == null) {
+            try {
+                return java.util.concurrent.CompletableFuture.completedFuture(tryAcquire(n));
+            } catch (PidPoolException e) {
+                return java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+        }
+        reconcileIfDue();
+        if (!held.leaseValid()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+        }
+        QuotaMonth month = window.monthOf(clock.instant());
+        List<PermitPolicy.Candidate> order = candidates(n, month);
+        if (order.isEmpty()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+        }
+        return batcher.enqueue(n, month, order);
+    }
+
     /** The ordered, not-clearly-exhausted held PIDs to try, at most {@code maxAttempts}. */
     List<PermitPolicy.Candidate> candidates(int n, QuotaMonth month) {
         Set<String> pids = held.heldPids();
