@@ -280,6 +280,11 @@ final class Reconciler {
                 }
                 ZkView.InstanceEntry instance = live(entry.holder());
                 if (instance == null) {
+                    if (entry.node() != null && entry.node().hasReport()) {
+                        // the reporter left right after reporting: the PID still cools down (the
+                        // placement releases the node after the grace period and adds it nowhere)
+                        reported(entry, entry.node().report());
+                    }
                     continue; // a departed holder: the placement releases it after the grace period
                 }
                 long session = instance.sessionId();

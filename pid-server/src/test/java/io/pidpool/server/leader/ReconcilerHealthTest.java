@@ -155,6 +155,38 @@ class ReconcilerHealthTest {
     }
 
     @Test
+    void aReportFromAnInstanceThatLeftRightAfterwardsStillCoolsThePidDown() {
+        InstanceKey a = fx.instance(M, "i-a", 11, true);
+        InstanceKey b = fx.instance(M, "i-b", 12, true);
+        fx.pid(a, "p1", PidState.ADDED, E, 11);
+        fx.pid(b, "p2", PidState.ADDED, E, 12);
+        decide(T0);
+        String path = reported(a, "p1", PidState.ADDED, "", HealthReport.loginConflict("second terminal"));
+        fx.vanish(a);
+
+        var d = decide(T0 + 1);
+        assertThat(state.cooldowns()).containsKey("p1");
+        assertThat(d.cooldownStarts()).extracting(Cooldown::pidId).containsExactly("p1");
+        assertThat(d.alerts()).anyMatch(m -> m.contains("LOGIN_CONFLICT (second terminal)"));
+        // released after the grace period, and then handed to nobody (b would be the only taker)
+        var released = decide(T0 + 1 + GRACE.toNanos());
+        assertThat(of(released, Intent.Kind.REMOVE_NODE))
+                .extracting(Intent::pid)
+                .contains("p1");
+        released.intents().forEach(i -> state.replay(new LeaderRecord.WriteSettled(i)));
+        fx.delete(path);
+        for (long t = T0 + 2 + GRACE.toNanos();
+                t < T0 + COOLDOWN.toNanos();
+                t += Duration.ofMinutes(1).toNanos()) {
+            assertThat(adds(decide(t), "p1")).as("at %d", t).isFalse();
+        }
+        assertThat(decide(T0 + 1 + COOLDOWN.toNanos()).cooldownEnds()).containsExactly("p1");
+        assertThat(adds(decide(T0 + 2 + COOLDOWN.toNanos()), "p1"))
+                .as("after the cooldown")
+                .isTrue();
+    }
+
+    @Test
     void aPidWhoseStatusSaysCooldownButHasNoStoredEndStartsOverAndStoresOne() {
         db.replay(new DbChange.PidPut(DbFixture.account(M, "p2").withStatus(PidStatus.COOLDOWN)));
         fx.instance(M, "i-a", 11, true);
