@@ -3,6 +3,7 @@ package io.pidpool.server.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.core.port.Repositories;
 import java.time.Clock;
 import java.util.Objects;
@@ -99,6 +100,11 @@ public final class Database implements AutoCloseable {
     /** The alert store over this database (table {@code alert}, docs/alerts.md). */
     public io.pidpool.core.port.AlertStore alerts() {
         return new JdbiAlertStore(session);
+    }
+
+    /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
+    public CooldownRepository cooldowns() {
+        return new JdbiCooldownRepository(session);
     }
 
     public Dialect dialect() {

@@ -6,6 +6,7 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
@@ -16,6 +17,7 @@ import io.pidpool.server.zk.WriteResult;
 import io.pidpool.server.zk.ZkSupport;
 import io.pidpool.server.zk.ZkWrite;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -76,7 +78,7 @@ final class LeaderTerm {
     LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
         this.ctx = ctx;
         this.onFenced = onFenced;
-        this.reconciler = new Reconciler(ctx.layout(), ctx.settings());
+        this.reconciler = new Reconciler(ctx.layout(), ctx.settings(), ctx.clock());
         this.batches = new BatchApplier(ctx.repositories(), ctx.batchHook());
     }
 
@@ -99,6 +101,7 @@ final class LeaderTerm {
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        loadCooldowns(); // stored end times: a new leader does not start them over
         reconcileQuota(); // a new leader provisions every limit once (its own thread; Redis may be down)
         List<NodeEvent> scan = ZkSupport.await(
                 ctx.scanner().scan(ctx.layout().modules(), 3), ctx.settings().zkTimeout(), "scan");
@@ -309,7 +312,22 @@ final class LeaderTerm {
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        loadCooldowns();
         runPass();
+    }
+
+    /**
+     * The stored cooldowns are the source of truth for their end times: each is converted from wall
+     * time to this leader's monotonic time (an end in the past ends at the next pass). A cooldown this
+     * term knows but could not store is kept.
+     */
+    private void loadCooldowns() {
+        long now = ctx.ticker().read();
+        Instant wall = ctx.clock().instant();
+        for (Cooldown stored : ctx.store().loadCooldowns()) {
+            long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
+            state.replay(new LeaderRecord.CooldownStarted(stored.pidId(), now + left));
+        }
     }
 
     /** Re-reads the whole tree (sync + scan) in the background and merges it into the view. */
@@ -373,6 +391,8 @@ final class LeaderTerm {
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
+        // the end time first: a COOLDOWN status without it would be started over by a new leader
+        ctx.store().recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds());
         if (!decision.pidUpdates().isEmpty()) {
             ctx.store().updatePids(decision.pidUpdates());
             for (PidAccount pid : decision.pidUpdates()) {

@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -128,7 +129,7 @@ public final class PidPoolNode implements AutoCloseable {
                 client,
                 layout,
                 settings,
-                new RepositoryLeaderStore(b.repositories),
+                new RepositoryLeaderStore(b.repositories, b.cooldowns),
                 b.repositories,
                 quota,
                 b.quotaReconcileInterval,
@@ -438,6 +439,15 @@ public final class PidPoolNode implements AutoCloseable {
         });
     }
 
+    /** Test hook: PIDs in cooldown with their end on the node's ticker, and the term's pass count. */
+    Map<String, Long> cooldownsForTests() {
+        return call(() -> term == null ? Map.of() : Map.copyOf(term.state().cooldowns()));
+    }
+
+    long passesForTests() {
+        return call(() -> term == null ? 0L : term.passes());
+    }
+
     /** Test hook: the quota provisioning of this node. */
     QuotaSync quotaSync() {
         return quota;
@@ -519,6 +529,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Runnable batchHook = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
+        private io.pidpool.core.port.CooldownRepository cooldowns;
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
 
@@ -625,6 +636,15 @@ public final class PidPoolNode implements AutoCloseable {
          */
         public Builder placement(Function<Duration, PlacementPolicy> value) {
             this.placement = requireNonNull(value, "placement");
+            return this;
+        }
+
+        /**
+         * Where cooldown end times are stored (e.g. {@code Database.cooldowns()}), so that a new
+         * leader keeps them; default none: a new leader starts every cooldown over.
+         */
+        public Builder cooldowns(io.pidpool.core.port.CooldownRepository value) {
+            this.cooldowns = value;
             return this;
         }
 

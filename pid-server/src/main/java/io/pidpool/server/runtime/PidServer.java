@@ -338,6 +338,7 @@ public final class PidServer implements AutoCloseable {
                 .settings(settings)
                 .placement(advice.placement(settings))
                 .alerts(advice.leaderSink())
+                .cooldowns(database.cooldowns())
                 .clock(clock)
                 .build();
     }
