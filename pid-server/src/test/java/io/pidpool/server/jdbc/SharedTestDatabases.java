@@ -57,8 +57,21 @@ final class SharedTestDatabases implements BeforeAllCallback {
 
         @Override
         public synchronized void close() {
-            databases.values().forEach(TestDatabase::close);
+            // idempotent and one by one: a failure to drop one database leaves none of the others behind
+            List<TestDatabase> all = new ArrayList<>(databases.values());
             databases.clear();
+            IllegalStateException failed = null;
+            for (TestDatabase db : all) {
+                try {
+                    db.close();
+                } catch (RuntimeException e) {
+                    failed = failed == null ? new IllegalStateException("dropping test databases failed", e) : failed;
+                    failed.addSuppressed(e);
+                }
+            }
+            if (failed != null) {
+                throw failed;
+            }
         }
     }
 }

@@ -126,8 +126,8 @@ final class TestDatabase implements AutoCloseable {
     public void close() {
         database.close();
         switch (dialect) {
-            case POSTGRESQL -> admin(adminUrl, "DROP SCHEMA " + name + " CASCADE");
-            case MARIADB -> admin(adminUrl, "DROP DATABASE " + name);
+            case POSTGRESQL -> admin(adminUrl, "DROP SCHEMA IF EXISTS " + name + " CASCADE");
+            case MARIADB -> admin(adminUrl, "DROP DATABASE IF EXISTS " + name);
             case H2 -> admin(url, "SHUTDOWN"); // DB_CLOSE_DELAY=-1 kept it alive after the pool closed
         }
     }
