@@ -546,8 +546,11 @@ public final class AllocationBenchmark {
     // ------------------------------------------------------------------ plumbing
 
     private PidPoolNode startNode(String nodeId, Repositories repositories) {
-        LeaderSettings settings =
-                LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200)).withRebalanceDelay(Duration.ZERO);
+        LeaderSettings settings = LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200));
+        int delayMs = opts.get("rebalanceDelayMs");
+        if (delayMs >= 0) {
+            settings = settings.withRebalanceDelay(Duration.ofMillis(delayMs));
+        }
         AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
         PidPoolNode node = PidPoolNode.builder()
                 .nodeId(nodeId)
