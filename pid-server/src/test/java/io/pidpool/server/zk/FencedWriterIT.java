@@ -179,7 +179,7 @@ class FencedWriterIT {
             }
         }
         assertThat(writer.partialFailures()).isEqualTo(stale.size());
-        // resending all the others after each failure would cost ~6 x 199 = 1,194 operations; the
+        // resending all the others after each failure costs 200 + 199 + ... + 194 = 1,379 operations; the
         // bisection resends each unit only about log2(199) = 8 times at worst, and much less in practice
         assertThat(writer.opsSent()).isLessThan(800);
         assertThat(writer.multisSent()).isLessThan(6 * 8 + 2);
