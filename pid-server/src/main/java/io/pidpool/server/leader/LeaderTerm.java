@@ -64,6 +64,11 @@ final class LeaderTerm {
      * back-to-back placements would starve the events and acknowledgements in between).
      */
     private static final int PLACEMENT_COST_FACTOR = 3;
+    /**
+     * Costs below this do not slow anything down (the debounce and the placement spacing above count
+     * only what exceeds it), so a small cluster reacts at once: at 1,000 PIDs a pass takes a few ms.
+     */
+    private static final long FREE_COST_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** ... and a full pass at least this often, or 10 times its own cost, whichever is longer. */
     private static final long FULL_PASS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The periodic database reload waits at least this many times its own cost. */
@@ -325,7 +330,8 @@ final class LeaderTerm {
             return;
         }
         passScheduled = true;
-        long delay = Math.max(PASS_DEBOUNCE_NANOS, Math.min(lastPassCostNanos, TimeUnit.SECONDS.toNanos(1)));
+        long delay = Math.max(
+                PASS_DEBOUNCE_NANOS, Math.min(lastPassCostNanos - FREE_COST_NANOS, TimeUnit.SECONDS.toNanos(1)));
         ctx.serial().schedule(() -> guarded(this::runPass), delay, TimeUnit.NANOSECONDS);
     }
 
@@ -404,7 +410,8 @@ final class LeaderTerm {
                 fullRequested || now - lastFullNanos >= Math.max(FULL_PASS_INTERVAL_NANOS, 10 * lastFullCostNanos);
         boolean changed = placementRequested || ctx.view().structureVersion() != placedStructure;
         long sincePlacement = now - lastPlacementNanos;
-        long placementDue = lastPlacementNanos + PLACEMENT_COST_FACTOR * lastPlacementCostNanos;
+        long placementDue =
+                lastPlacementNanos + PLACEMENT_COST_FACTOR * Math.max(0, lastPlacementCostNanos - FREE_COST_NANOS);
         boolean placement = full
                 || (changed && now - placementDue >= 0)
                 || sincePlacement >= Math.max(PLACEMENT_INTERVAL_NANOS, 10 * lastPlacementCostNanos);
@@ -435,11 +442,14 @@ final class LeaderTerm {
                 grace.toNanos(),
                 now,
                 full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement));
-        lastPassCostNanos = ctx.ticker().read() - now;
+        long decideCost = ctx.ticker().read() - now;
         if (full) {
             fullPasses++;
             lastFullNanos = now;
-            lastFullCostNanos = lastPassCostNanos;
+            lastFullCostNanos = decideCost;
+        }
+        if (placement) {
+            lastPlacementCostNanos = decideCost;
         }
         decision.alerts().forEach(ctx.alerts()::alert);
         for (Intent intent : decision.intents()) {
@@ -456,9 +466,6 @@ final class LeaderTerm {
             log.warn("database update of this pass failed: {}", e.getMessage());
         }
         lastPassCostNanos = ctx.ticker().read() - now;
-        if (placement) {
-            lastPlacementCostNanos = lastPassCostNanos;
-        }
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
