@@ -6,6 +6,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
 import io.pidpool.client.internal.SealerSecretOpener;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
@@ -128,6 +129,37 @@ public interface PidClient extends AutoCloseable {
      */
     void refund(String deductionId, String refundId, long commands);
 
+    /**
+     * Tells the leader that the third-party platform refused the login with this PID (wrong or expired
+     * password, account locked, ...). The leader puts the PID into cooldown (nobody gets it for the
+     * configured time, default 10 minutes), withdraws it from this instance ({@code onRevoked} follows)
+     * and raises an alert. May be called from inside {@code onAssigned} (e.g. just before it throws):
+     * the report then goes with the answer to the assignment and the PID cools down at once instead
+     * of being retried elsewhere.
+     *
+     * <p>Asynchronous: returns once the report is queued; it reaches the leader through this PID's
+     * ZooKeeper node (a versioned write), so it needs the session that was given the PID.
+     *
+     * @param reason for the operator (the platform's message); never a password. At most 1000
+     *     characters are kept.
+     * @return whether this client has the PID (held, or being assigned or revoked); {@code false}: the
+     *     PID is not this client's, nothing was reported
+     * @throws PidPoolException {@code INVALID_ARGUMENT} for a malformed PID id; {@code ILLEGAL_STATE}
+     *     when the client is not started or is closed
+     */
+    boolean reportLoginFailure(String pid, String reason);
+
+    /**
+     * Tells the leader that the platform reports a second login with this PID (another terminal is
+     * using the account; repeated double logins get it frozen). Handled like {@link
+     * #reportLoginFailure}: cooldown, withdrawn from this instance, alert.
+     *
+     * @param detail for the operator (e.g. the platform's message); at most 1000 characters are kept
+     * @return whether this client has the PID; {@code false}: nothing was reported
+     * @throws PidPoolException as {@link #reportLoginFailure}
+     */
+    boolean reportLoginConflict(String pid, String detail);
+
     /** Where the client is in its life cycle. */
     State state();
 
@@ -166,6 +198,7 @@ public interface PidClient extends AutoCloseable {
         private Duration closeTimeout = Duration.ofSeconds(10);
         private Ticker ticker = Ticker.system();
         private Executor callbackExecutor;
+        private ZkAuth zkAuth = ZkAuth.none();
 
         private Builder() {}
 
@@ -206,6 +239,21 @@ public interface PidClient extends AutoCloseable {
                     redisAddress);
             this.redisAddress = redisAddress;
             this.redisson = null;
+            return this;
+        }
+
+        /**
+         * ZooKeeper digest authentication, {@code user:password}: the same identity as the servers'
+         * {@code zookeeper.auth}. Every session of the client (registration and worker-id slot)
+         * authenticates with it and every node the client creates gets the ACL {@code
+         * digest:user:<hash>} (all permissions), so only the servers and SDKs of the cluster can read
+         * or change them ({@link ZkAuth}). Default: none (open ACL). Never logged.
+         *
+         * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code zookeeper.auth}) unless {@code
+         *     user:password}
+         */
+        public Builder zookeeperAuth(String userColonPassword) {
+            this.zkAuth = ZkAuth.digest(userColonPassword);
             return this;
         }
 
@@ -390,7 +438,8 @@ public interface PidClient extends AutoCloseable {
                     startTimeout,
                     closeTimeout,
                     ticker,
-                    callbackExecutor));
+                    callbackExecutor,
+                    zkAuth));
         }
     }
 }

@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.WorkerSlot;
@@ -34,6 +35,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -45,8 +47,8 @@ import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -140,6 +142,8 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private final String host;
     private final Clock clock;
     private final Duration operationTimeout;
+    private final List<ACL> acl;
+    private final ACLProvider aclProvider;
     private final String slotsPath;
     private final String marksPath;
     private final ExecutorService events;
@@ -169,6 +173,8 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         this.clock = b.clock;
         this.random = b.random != null ? b.random : new SplittableRandom();
         this.operationTimeout = b.operationTimeout;
+        this.acl = b.zkAuth.acl();
+        this.aclProvider = b.zkAuth.aclProvider(layout.namespace());
         this.slotsPath = full(layout.workerIds());
         this.marksPath = full(layout.workerIdMarks());
         int n = REGISTRIES.incrementAndGet();
@@ -449,7 +455,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         String mark = full(layout.workerIdMark(slot));
         byte[] data = new SlotHolder(owner, host, session, clock.millis()).encode();
         try {
-            zk.create(node, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+            zk.create(node, data, acl, CreateMode.EPHEMERAL);
         } catch (KeeperException.NodeExistsException e) {
             if (!ownedBy(zk, node, session)) {
                 return null;
@@ -483,7 +489,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private long[] claimMark(ZooKeeper zk, long session, String node, String mark) {
         try {
             try {
-                zk.create(mark, SlotMark.NONE.encode(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                zk.create(mark, SlotMark.NONE.encode(), acl, CreateMode.PERSISTENT);
             } catch (KeeperException.NodeExistsException e) {
                 // the usual case: the slot was held before
             }
@@ -523,8 +529,9 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
 
     private void ensureParents(ZooKeeper zk) {
         try {
-            ZKPaths.mkdirs(zk, slotsPath);
-            ZKPaths.mkdirs(zk, marksPath);
+            // the ACL provider: these may be the first nodes of the cluster (even of /pidpool)
+            ZKPaths.mkdirs(zk, slotsPath, true, aclProvider, false);
+            ZKPaths.mkdirs(zk, marksPath, true, aclProvider, false);
         } catch (KeeperException | InterruptedException e) {
             throw failure("creating " + slotsPath, e);
         }
@@ -803,8 +810,19 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         private Clock clock = Clock.systemUTC();
         private RandomGenerator random;
         private Duration operationTimeout = Duration.ofSeconds(10);
+        private ZkAuth zkAuth = ZkAuth.none();
 
         private Builder() {}
+
+        /**
+         * ZooKeeper authentication and ACL (default none): an owned client authenticates with it, and
+         * the slot and mark nodes are created with its ACL. With {@link #curator}, give the same one
+         * the client was built with.
+         */
+        public Builder zkAuth(ZkAuth zkAuth) {
+            this.zkAuth = requireNonNull(zkAuth, "zkAuth");
+            return this;
+        }
 
         /** A started client whose session is this participant's; the registry does not close it. */
         public Builder curator(CuratorFramework curator) {
@@ -890,12 +908,14 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 return new CuratorWorkerIdRegistry(this, curator, false);
             }
             int timeoutMs = (int) sessionTimeout.toMillis();
-            CuratorFramework client = CuratorFrameworkFactory.builder()
-                    .connectString(connectString)
-                    .sessionTimeoutMs(timeoutMs)
-                    .connectionTimeoutMs(timeoutMs)
-                    .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                    .ensembleTracker(false)
+            CuratorFramework client = zkAuth.configure(
+                            CuratorFrameworkFactory.builder()
+                                    .connectString(connectString)
+                                    .sessionTimeoutMs(timeoutMs)
+                                    .connectionTimeoutMs(timeoutMs)
+                                    .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                                    .ensembleTracker(false),
+                            new ZkLayout(cluster).namespace())
                     .build();
             client.start();
             try {

@@ -2,6 +2,7 @@ package io.pidpool.client.internal;
 
 import io.pidpool.client.PidListener;
 import io.pidpool.client.SecretOpener;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
@@ -20,6 +21,7 @@ import org.redisson.api.RedissonClient;
  * @param instancePrefix {@code null}: derive from the host name
  * @param host {@code null}: resolve this machine's name at start
  * @param callbackExecutor {@code null}: the client owns a small pool
+ * @param zkAuth ZooKeeper authentication and the ACL of the nodes the client creates
  */
 public record ClientSettings(
         String connectString,
@@ -37,7 +39,8 @@ public record ClientSettings(
         Duration startTimeout,
         Duration closeTimeout,
         Ticker ticker,
-        Executor callbackExecutor) {
+        Executor callbackExecutor,
+        ZkAuth zkAuth) {
 
     /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address or client was given). */
     public boolean hasQuota() {

@@ -6,7 +6,9 @@ import io.pidpool.client.Registration;
 import io.pidpool.client.quota.HeldPids;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -127,6 +129,9 @@ public final class DefaultPidClient implements PidClient {
     private final Ticker ticker;
     private final CuratorFramework curator;
     private final ScheduledExecutorService stateThread;
+    /** The state thread itself (a caller on it, e.g. a direct callback executor, must not wait for it). */
+    private volatile Thread stateThreadRef;
+
     private final ScheduledExecutorService watchdog;
     private final Executor callbacks;
     private final ExecutorService ownedCallbacks;
@@ -189,16 +194,21 @@ public final class DefaultPidClient implements PidClient {
         this.ticker = settings.ticker();
         int n = CLIENTS.incrementAndGet();
         int timeoutMs = (int) settings.sessionTimeout().toMillis();
-        this.curator = CuratorFrameworkFactory.builder()
-                .connectString(settings.connectString())
-                .namespace(settings.layout().namespace())
-                .sessionTimeoutMs(timeoutMs)
-                .connectionTimeoutMs(timeoutMs)
-                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                // use the ensemble as configured; never switch to addresses the servers advertise
-                .ensembleTracker(false)
+        this.curator = settings.zkAuth()
+                .configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(settings.connectString())
+                                .namespace(settings.layout().namespace())
+                                .sessionTimeoutMs(timeoutMs)
+                                .connectionTimeoutMs(timeoutMs)
+                                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                                // use the ensemble as configured; never switch to addresses the
+                                // servers advertise
+                                .ensembleTracker(false),
+                        settings.layout().namespace())
                 .build();
         this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));
+        stateThread.execute(() -> stateThreadRef = Thread.currentThread());
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-watchdog-" + n));
         if (settings.callbackExecutor() != null) {
             this.ownedCallbacks = null;
@@ -270,6 +280,51 @@ public final class DefaultPidClient implements PidClient {
     @Override
     public void refund(String deductionId, String refundId, long commands) {
         quota("refund").refund(deductionId, refundId, commands);
+    }
+
+    @Override
+    public boolean reportLoginFailure(String pid, String reason) {
+        return report(pid, HealthReport.loginFailure(reason));
+    }
+
+    @Override
+    public boolean reportLoginConflict(String pid, String detail) {
+        return report(pid, HealthReport.loginConflict(detail));
+    }
+
+    private boolean report(String pid, HealthReport report) {
+        Names.requirePidId(pid, "pid");
+        if (lifecycle.get() != Lifecycle.STARTED) {
+            throw PidPoolException.illegalState("reporting PID %s: the client is %s", pid, state());
+        }
+        CompletableFuture<Boolean> accepted = new CompletableFuture<>();
+        Runnable task = () -> {
+            List<Action> actions = tracker.report(pid, report);
+            if (actions == null) {
+                log.info("Not reporting {} for PID {}: this client has no node for it", report.kind(), pid);
+                accepted.complete(false);
+                return;
+            }
+            log.warn("Reporting {} for PID {} to the leader", report.describe(), pid);
+            apply(actions);
+            accepted.complete(true);
+        };
+        if (Thread.currentThread() == stateThreadRef) {
+            guarded(task).run();
+        } else {
+            post(task);
+        }
+        try {
+            return accepted.get(settings.closeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw PidPoolException.unavailable(
+                    "the client did not take the report within " + settings.closeTimeout(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw PidPoolException.unavailable("interrupted while reporting", e);
+        } catch (ExecutionException e) {
+            throw PidPoolException.unavailable("reporting failed: " + e.getCause(), e.getCause());
+        }
     }
 
     private QuotaWiring quota(String operation) {

@@ -4,6 +4,7 @@ import io.pidpool.client.PidAccount;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
 import java.util.ArrayList;
@@ -89,6 +90,8 @@ final class PidTracker {
         long reportedMzxid = -1;
         long loggedIgnoredMzxid = -1;
         int closeWrites;
+        /** The user's report about the account, until a write of this session carried it. */
+        HealthReport healthReport;
 
         Entry(String pid) {
             this.pid = pid;
@@ -144,6 +147,7 @@ final class PidTracker {
             e.reportedMzxid = -1;
             e.loggedIgnoredMzxid = -1;
             e.closeWrites = 0;
+            e.healthReport = null; // the leader withdraws a new session's PIDs anew; a report was for the old one
             actions.addAll(reconcile(e));
         }
         return actions;
@@ -223,6 +227,9 @@ final class PidTracker {
         e.pendingWrite = null;
         switch (result) {
             case OK -> {
+                if (e.healthReport != null && e.healthReport.equals(write.node().report())) {
+                    e.healthReport = null; // delivered: the leader reads it from the node
+                }
                 if (written.mzxid() > e.lastMzxid) {
                     e.latest = written;
                     e.lastMzxid = written.mzxid();
@@ -236,6 +243,27 @@ final class PidTracker {
                 }
             }
         }
+        return reconcile(e);
+    }
+
+    /**
+     * The user reports a login failure or conflict for {@code pid}. Accepted when this session has a
+     * node for the PID (held, being assigned — e.g. reported from inside {@code onAssigned} — or being
+     * revoked); it travels in the next write of that node, or in a write of its own when nothing else
+     * is due (a held PID). The leader then puts the PID into cooldown and withdraws it.
+     *
+     * @return the actions, or {@code null} if this session has no node for the PID
+     */
+    List<Action> report(String pid, HealthReport report) {
+        Entry e = entries.get(pid);
+        if (e == null
+                || e.latest == null
+                || e.latest.isMalformed()
+                || e.latest.node().ownerSessionId() != sessionId
+                || closing) {
+            return null;
+        }
+        e.healthReport = report;
         return reconcile(e);
     }
 
@@ -324,8 +352,16 @@ final class PidTracker {
                 }
                 yield n.account().equals(e.heldPayload) ? write(e, v, n.acknowledged()) : update(e, v);
             }
-            // our own answers: held already, or taken up again after a suspension
-            case ADDED, UPDATED -> e.held != null || n.hasError() ? List.of() : assign(e, v);
+            // our own answers: held already, or taken up again after a suspension; a pending report
+            // about a held PID goes out on its own
+            case ADDED, UPDATED -> {
+                if (e.held != null) {
+                    yield e.healthReport != null && !e.healthReport.equals(n.report())
+                            ? write(e, v, n.withReport(e.healthReport))
+                            : List.of();
+                }
+                yield n.hasError() || n.hasReport() ? List.of() : assign(e, v);
+            }
             case DELETING ->
                 e.held != null ? revoke(e, "the leader asked for it (DELETING)") : write(e, v, n.acknowledged());
             case DELETED -> e.held != null ? revoke(e, "its node says DELETED") : List.of();
@@ -399,6 +435,9 @@ final class PidTracker {
     }
 
     private List<Action> write(Entry e, NodeView v, PidNode node) {
+        if (e.healthReport != null && node.pidId().equals(e.pid)) {
+            node = node.withReport(e.healthReport); // every answer carries a pending report
+        }
         Action.Write w = new Action.Write(e.pid, generation, v.path(), node, v.version(), v.mzxid());
         e.pendingWrite = w;
         return List.of(w);

@@ -83,6 +83,7 @@ final class QuotaWiring {
                     .build();
             registry = CuratorWorkerIdRegistry.builder()
                     .connectString(settings.connectString())
+                    .zkAuth(settings.zkAuth())
                     .cluster(settings.layout().cluster())
                     .host(host)
                     .sessionTimeout(settings.sessionTimeout())

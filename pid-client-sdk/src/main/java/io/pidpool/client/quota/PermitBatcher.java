@@ -6,32 +6,49 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.QuotaMonth;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The batched mode of {@link PermitIssuer}: callers queue their acquire and wait; one flusher thread
- * drains up to {@code maxBatch} queued acquires and sends them to Redis as one pipelined round trip
- * ({@link RedissonQuotaLedger#tryDeductAll}). Acquires refused by their first PID go to the next PID
- * in a following round trip, at most {@code maxAttempts} rounds. While a round trip is in flight, new
- * acquires accumulate, so the batch size follows the load without any timer.
+ * The batched mode of {@link PermitIssuer}: concurrent acquires are coalesced into one pipelined
+ * round trip — on a single Redis one run of the batch script for all of them ({@link
+ * RedissonQuotaLedger#sendDeductAll}).
  *
- * <p><b>Concurrency.</b> The flusher thread owns every dequeued request; callers only touch their own
- * future. A caller that stops waiting (timeout, interrupt) completes its future exceptionally; a grant
- * that arrives for such a future is voided, never lost.
+ * <p><b>Nagle without timers.</b> Callers put their acquire on a lock-free queue and wait on their own
+ * future. One flusher thread sends everything queued (up to {@code maxBatch}) as soon as fewer than
+ * {@code maxInFlight} batches are on the wire, and otherwise lets acquires accumulate while the
+ * previous batch is in flight; so the batch size follows the load, and an acquire on an idle client
+ * goes out at once. Nothing on this path waits for a timer: the flusher parks only when it has
+ * nothing to send (or the in-flight limit is reached) and is unparked by the next acquire or reply.
+ * Replies arrive on a Redisson thread, which only hands the batch back to the flusher.
+ *
+ * <p>Acquires refused by their PID go to the next PID of their order in a following batch (at most
+ * the order's length, {@code maxAttempts}). A batch Redis did not answer is sent once more with the
+ * same deduction ids ("granted before" answers a lost reply); if that fails too, its callers get
+ * {@code UNAVAILABLE} and the ids are handed to the issuer as uncertain (voided later).
+ *
+ * <p><b>Concurrency.</b> The flusher thread owns every dequeued acquire, the retry list and the
+ * in-flight count; callers touch only the queue and their own future; Redisson threads touch only the
+ * queue of answered batches. The {@code parked} flag and the queues are read and written in opposite
+ * orders by the flusher and by the wakers (volatile, Dekker style), so a wake-up is never lost. A
+ * caller that stops waiting (timeout, interrupt) completes its future exceptionally; a grant that
+ * arrives for it is voided, never lost.
  */
 final class PermitBatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PermitBatcher.class);
-    private static final long IDLE_POLL_MILLIS = 200;
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private static final class Pending {
         final int n;
@@ -48,41 +65,59 @@ final class PermitBatcher implements AutoCloseable {
         }
     }
 
+    /** A batch on the wire: its acquires in request order, and how often it was sent. */
+    private static final class Sent {
+        final List<Pending> pending;
+        final List<DeductRequest> requests;
+        int attempt;
+        RedissonQuotaLedger.DeductBatch batch;
+
+        Sent(List<Pending> pending, List<DeductRequest> requests) {
+            this.pending = pending;
+            this.requests = requests;
+        }
+    }
+
     private final PermitIssuer issuer;
     private final int maxBatch;
-    private final BlockingQueue<Pending> queue;
+    private final int maxInFlight;
+    private final int queueCapacity;
     private final long timeoutNanos;
-    private final List<Thread> threads = new ArrayList<>();
+    private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final ConcurrentLinkedQueue<Sent> answered = new ConcurrentLinkedQueue<>();
+    private final Thread flusher;
     private volatile boolean running = true;
-    private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder attemptsSent = new java.util.concurrent.atomic.LongAdder();
+    private volatile boolean parked;
+    private final LongAdder roundTrips = new LongAdder();
+    private final LongAdder attemptsSent = new LongAdder();
+
+    // flusher thread only
+    private final ArrayDeque<Pending> retry = new ArrayDeque<>();
+    private int inFlight;
 
     PermitBatcher(
-            PermitIssuer issuer, int maxBatch, int flushers, int queueCapacity, Duration requestTimeout, String name) {
+            PermitIssuer issuer,
+            int maxBatch,
+            int maxInFlight,
+            int queueCapacity,
+            Duration requestTimeout,
+            String name) {
         this.issuer = issuer;
         this.maxBatch = maxBatch;
-        this.queue = new ArrayBlockingQueue<>(queueCapacity);
+        this.maxInFlight = maxInFlight;
+        this.queueCapacity = queueCapacity;
         this.timeoutNanos = requestTimeout.toNanos();
-        for (int i = 0; i < flushers; i++) {
-            Thread t = new Thread(this::run, "pidpool-permit-batcher-" + name + "-" + i);
-            t.setDaemon(true);
-            threads.add(t);
-        }
+        this.flusher = new Thread(this::run, "pidpool-permit-batcher-" + name);
+        flusher.setDaemon(true);
     }
 
     void start() {
-        threads.forEach(Thread::start);
+        flusher.start();
     }
 
     Optional<Permit> submit(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
-        Pending p = new Pending(n, month, order);
-        if (!running) {
-            throw PidPoolException.illegalState("the permit issuer is closed");
-        }
-        if (!queue.offer(p)) {
-            throw new PidPoolException(
-                    ErrorCode.UNAVAILABLE, null, "too many acquires waiting for Redis (" + queue.size() + ")");
-        }
+        Pending p = offer(n, month, order);
         try {
             return p.result.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -92,6 +127,44 @@ final class PermitBatcher implements AutoCloseable {
             return abandon(p, new PidPoolException(ErrorCode.UNAVAILABLE, null, "interrupted while waiting", e));
         } catch (ExecutionException e) {
             throw unwrap(e);
+        }
+    }
+
+    /** Queues an acquire and returns its future (completed on the flusher thread). */
+    CompletableFuture<Optional<Permit>> enqueue(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
+        try {
+            return offer(n, month, order).result;
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.UNAVAILABLE) {
+                return CompletableFuture.failedFuture(e);
+            }
+            throw e;
+        }
+    }
+
+    private Pending offer(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
+        if (!running) {
+            throw PidPoolException.illegalState("the permit issuer is closed");
+        }
+        if (queued.incrementAndGet() > queueCapacity) {
+            queued.decrementAndGet();
+            throw new PidPoolException(
+                    ErrorCode.UNAVAILABLE, null, "too many acquires waiting for Redis (" + queueCapacity + ")");
+        }
+        Pending p = new Pending(n, month, order);
+        queue.offer(p);
+        wake();
+        return p;
+    }
+
+    /**
+     * An acquire was queued: unpark the flusher only if it waits for acquires. While it waits for a
+     * reply (in-flight limit reached) the acquire simply accumulates: no wake-up, no context switch
+     * per acquire; the reply's wake-up sends it.
+     */
+    private void wake() {
+        if (parked) {
+            LockSupport.unpark(flusher);
         }
     }
 
@@ -115,99 +188,132 @@ final class PermitBatcher implements AutoCloseable {
         return new PidPoolException(ErrorCode.UNAVAILABLE, null, "acquire failed: " + cause, cause);
     }
 
+    // ---------------------------------------------------------------- the flusher thread
+
     private void run() {
-        List<Pending> batch = new ArrayList<>(maxBatch);
-        while (running) {
-            Pending first;
-            try {
-                first = queue.poll(IDLE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                continue; // close() interrupts; the loop condition decides
+        while (running || inFlight > 0) {
+            boolean progress = false;
+            for (Sent s = answered.poll(); s != null; s = answered.poll()) {
+                inFlight--;
+                Sent done = s;
+                guarded(done.pending, () -> answered(done));
+                progress = true;
             }
-            if (first == null) {
-                issuer.reconcileQuietly();
-                continue;
+            while (running && inFlight < maxInFlight && (!retry.isEmpty() || !queue.isEmpty())) {
+                List<Pending> batch = take();
+                guarded(batch, () -> send(batch));
+                progress = true;
             }
-            batch.add(first);
-            queue.drainTo(batch, maxBatch - 1);
-            try {
-                process(batch);
-            } catch (RuntimeException e) {
-                PidPoolException failure = e instanceof PidPoolException p
-                        ? p
-                        : new PidPoolException(ErrorCode.UNAVAILABLE, null, "acquire failed: " + e, e);
-                if (!(e instanceof PidPoolException)) {
-                    log.error("permit batch failed", e);
+            if (!progress) {
+                boolean canSend = running && inFlight < maxInFlight;
+                // announce "waiting for acquires" before the last look at the queue (Dekker with wake())
+                parked = canSend;
+                boolean idle = inFlight == 0 && queue.isEmpty() && retry.isEmpty();
+                if (answered.isEmpty() && (!canSend || (queue.isEmpty() && retry.isEmpty()))) {
+                    LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                 }
-                batch.forEach(p -> p.result.completeExceptionally(failure));
+                parked = false;
+                if (idle && running) {
+                    issuer.reconcileQuietly(); // voids uncertain deductions when due; cheap otherwise
+                }
             }
-            batch.clear();
         }
         PidPoolException closed = PidPoolException.illegalState("the permit issuer is closed");
+        retry.forEach(p -> p.result.completeExceptionally(closed));
+        retry.clear();
         for (Pending p; (p = queue.poll()) != null; ) {
             p.result.completeExceptionally(closed);
         }
     }
 
-    private void process(List<Pending> batch) {
-        List<Pending> round = batch;
-        for (int attempt = 0; attempt < issuer.maxAttempts() && !round.isEmpty(); attempt++) {
-            List<DeductRequest> requests = new ArrayList<>(round.size());
-            List<Pending> sent = new ArrayList<>(round.size());
-            boolean lease = issuer.leaseValid();
-            for (Pending p : round) {
-                if (p.result.isDone()) {
-                    continue; // the caller gave up before anything was sent for this round
-                }
-                if (!lease || p.next >= p.order.size()) {
-                    p.result.complete(Optional.empty());
-                    continue;
-                }
-                p.inFlight = issuer.request(p.order.get(p.next).pid(), p.month, p.n);
-                requests.add(p.inFlight);
-                sent.add(p);
-            }
-            if (requests.isEmpty()) {
-                return;
-            }
-            List<DeductResult> results = deductAll(requests);
-            roundTrips.increment();
-            attemptsSent.add(requests.size());
-            List<Pending> again = new ArrayList<>();
-            for (int i = 0; i < sent.size(); i++) {
-                Pending p = sent.get(i);
-                if (results.get(i).granted()) {
-                    Optional<Permit> permit = issuer.confirm(p.inFlight);
-                    if (!p.result.complete(permit) && permit.isPresent()) {
-                        issuer.voidDeduction(p.inFlight); // the caller stopped waiting
-                    }
-                } else if (++p.next < p.order.size()) {
-                    again.add(p);
-                } else {
-                    p.result.complete(Optional.empty());
-                }
-            }
-            round = again;
+    /** Retries first, then new acquires, up to {@code maxBatch}. */
+    private List<Pending> take() {
+        List<Pending> batch = new ArrayList<>(Math.min(maxBatch, retry.size() + queued.get() + 1));
+        while (batch.size() < maxBatch && !retry.isEmpty()) {
+            batch.add(retry.poll());
         }
-        round.forEach(p -> p.result.complete(Optional.empty()));
+        for (Pending p; batch.size() < maxBatch && (p = queue.poll()) != null; ) {
+            queued.decrementAndGet();
+            batch.add(p);
+        }
+        return batch;
     }
 
-    private List<DeductResult> deductAll(List<DeductRequest> requests) {
-        RedissonQuotaLedger ledger = issuer.ledger();
+    /** Sends one deduction per acquire of {@code batch} (its next PID), or answers it at once. */
+    private void send(List<Pending> batch) {
+        boolean lease = issuer.leaseValid();
+        List<Pending> sent = new ArrayList<>(batch.size());
+        List<DeductRequest> requests = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            if (p.result.isDone()) {
+                continue; // the caller gave up before anything was sent for this round
+            }
+            if (!lease || p.next >= p.order.size()) {
+                p.result.complete(Optional.empty());
+                continue;
+            }
+            p.inFlight = issuer.request(p.order.get(p.next).pid(), p.month, p.n);
+            requests.add(p.inFlight);
+            sent.add(p);
+        }
+        if (!requests.isEmpty()) {
+            transmit(new Sent(sent, requests));
+        }
+    }
+
+    private void transmit(Sent s) {
+        s.attempt++;
+        s.batch = issuer.ledger().sendDeductAll(s.requests);
+        inFlight++;
+        roundTrips.increment();
+        attemptsSent.add(s.requests.size());
+        s.batch.replies().whenComplete((replies, error) -> {
+            answered.offer(s);
+            LockSupport.unpark(flusher); // one wake-up per batch, whatever the flusher waits for
+        });
+    }
+
+    private void answered(Sent s) {
+        List<DeductResult> results;
         try {
-            return ledger.tryDeductAll(requests);
-        } catch (PidPoolException first) {
-            if (first.code() != ErrorCode.UNAVAILABLE) {
-                throw first;
+            results = s.batch.decode();
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.UNAVAILABLE && s.attempt == 1 && running) {
+                transmit(s); // same ids: a lost reply answers "granted before"
+                return;
             }
-            try {
-                return ledger.tryDeductAll(requests); // same ids: a lost reply answers "granted before"
-            } catch (PidPoolException second) {
-                if (second.code() == ErrorCode.UNAVAILABLE) {
-                    requests.forEach(issuer::remember);
+            if (e.code() == ErrorCode.UNAVAILABLE) {
+                s.requests.forEach(issuer::remember);
+            }
+            throw e;
+        }
+        for (int i = 0; i < s.pending.size(); i++) {
+            Pending p = s.pending.get(i);
+            if (results.get(i).granted()) {
+                Optional<Permit> permit = issuer.confirm(p.inFlight);
+                if (!p.result.complete(permit) && permit.isPresent()) {
+                    issuer.voidDeduction(p.inFlight); // the caller stopped waiting
                 }
-                throw second;
+            } else if (++p.next < p.order.size() && !p.result.isDone()) {
+                retry.add(p);
+            } else {
+                p.result.complete(Optional.empty());
             }
+        }
+    }
+
+    /** Runs {@code work}; if it throws, the acquires of {@code batch} fail with it (the thread goes on). */
+    private static void guarded(List<Pending> batch, Runnable work) {
+        try {
+            work.run();
+        } catch (RuntimeException e) {
+            PidPoolException failure = e instanceof PidPoolException p
+                    ? p
+                    : new PidPoolException(ErrorCode.UNAVAILABLE, null, "acquire failed: " + e, e);
+            if (!(e instanceof PidPoolException)) {
+                log.error("permit batch failed", e);
+            }
+            batch.forEach(p -> p.result.completeExceptionally(failure));
         }
     }
 
@@ -220,11 +326,9 @@ final class PermitBatcher implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        threads.forEach(Thread::interrupt);
+        LockSupport.unpark(flusher);
         try {
-            for (Thread t : threads) {
-                t.join(TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
-            }
+            flusher.join(TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -56,8 +56,10 @@ import org.slf4j.LoggerFactory;
  * #reconcile()}, which the issuer calls itself on later acquires (and the batcher thread when idle).
  *
  * <p><b>Batched mode</b> ({@link Builder#batching(int)}): concurrent {@code tryAcquire} calls are queued
- * and a single flusher thread sends up to {@code maxBatch} of them as one pipelined round trip (one
- * batch script per shard in one Redisson batch). Same rules, same answers; fewer round trips.
+ * (lock-free) and a single flusher thread sends up to {@code maxBatch} of them as one round trip — on a
+ * single Redis one run of the batch script, on Redis Cluster one per shard in one pipelined Redisson
+ * batch — as soon as the previous batch is answered ({@link PermitBatcher}: Nagle without timers).
+ * Same rules, same answers; fewer round trips.
  *
  * <p><b>Concurrency.</b> Thread-safe. In direct mode every call runs on the caller's thread; in batched
  * mode the batcher thread owns the in-flight requests and callers wait on a future (at most {@code
@@ -149,6 +151,40 @@ public final class PermitIssuer implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * {@link #tryAcquire(int)} without parking the calling thread: in batched mode the acquire is queued
+     * and the future completes when its batch was answered, so one thread may keep many acquires in
+     * flight (the blocking call costs one thread wake-up per permit, which on a busy machine is what
+     * limits the batched rate). In direct mode the future is already complete when returned.
+     *
+     * <p>The future completes on the batcher's thread: attach only short, non-blocking actions, or use
+     * the {@code *Async} variants with an executor of your own. Completing or cancelling the future
+     * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost. The
+     * exceptions are those of {@link #tryAcquire(int)}, delivered through the future (except bad
+     * arguments and a closed issuer, which throw at once).
+     */
+    public java.util.concurrent.CompletableFuture<Optional<Permit>> tryAcquireAsync(int n) {
+        MonthLedger.requireAmount(n);
+        requireOpen();
+        if (batcher == null) {
+            try {
+                return java.util.concurrent.CompletableFuture.completedFuture(tryAcquire(n));
+            } catch (PidPoolException e) {
+                return java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+        }
+        reconcileIfDue();
+        if (!held.leaseValid()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+        }
+        QuotaMonth month = window.monthOf(clock.instant());
+        List<PermitPolicy.Candidate> order = candidates(n, month);
+        if (order.isEmpty()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+        }
+        return batcher.enqueue(n, month, order);
     }
 
     /** The ordered, not-clearly-exhausted held PIDs to try, at most {@code maxAttempts}. */
@@ -489,13 +525,19 @@ public final class PermitIssuer implements AutoCloseable {
         }
 
         /**
-         * Batched mode: how many batches may be in flight at once (1..16), each sent by its own thread;
-         * default 1.
+         * Batched mode: how many batches may be on the wire at once (1..16); default 1, i.e. Nagle:
+         * while one batch is in flight the next one accumulates. One flusher thread sends them all.
          */
-        public Builder flushers(int flushers) {
-            requireArgument(flushers >= 1 && flushers <= 16, "flushers", "must be within 1..16, was %d", flushers);
-            this.flushers = flushers;
+        public Builder maxInFlight(int batches) {
+            requireArgument(batches >= 1 && batches <= 16, "maxInFlight", "must be within 1..16, was %d", batches);
+            this.flushers = batches;
             return this;
+        }
+
+        /** Former name of {@link #maxInFlight(int)} (there is one flusher thread now). */
+        @Deprecated
+        public Builder flushers(int flushers) {
+            return maxInFlight(flushers);
         }
 
         /** Batched mode: callers waiting beyond this get {@code UNAVAILABLE}; default 10 s. */

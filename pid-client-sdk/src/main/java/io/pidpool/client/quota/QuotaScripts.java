@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.redisson.api.BatchOptions;
@@ -65,10 +66,21 @@ final class QuotaScripts {
     private final RedissonClient redisson;
     private final RScript script;
     private final ConcurrentMap<Script, Boolean> loaded = new ConcurrentHashMap<>();
+    private final boolean cluster;
 
     QuotaScripts(RedissonClient redisson) {
         this.redisson = redisson;
         this.script = redisson.getScript(StringCodec.INSTANCE);
+        this.cluster = redisson.getConfig().isClusterConfig();
+    }
+
+    /**
+     * Whether keys of different hash tags may not meet in one script (Redis Cluster: CROSSSLOT). On a
+     * single Redis, a master with replicas or Sentinel every key lives on one master, so one script may
+     * touch several shards.
+     */
+    boolean cluster() {
+        return cluster;
     }
 
     /** Loads every script now (at start), so the first calls do not pay for a NOSCRIPT round trip. */
@@ -163,6 +175,57 @@ final class QuotaScripts {
                 throw translate("running a batch of " + calls.size() + " scripts", e);
             }
         }
+    }
+
+    /**
+     * {@link #runBatch} without blocking: sends the calls (one EVALSHA, or one pipelined {@link RBatch}
+     * for several) and completes, on a Redisson thread, with their MULTI results in order. After a
+     * NOSCRIPT the scripts are loaded (asynchronously) and the calls sent once more, which their ids
+     * make safe. Fails with the raw Redisson exception; callers translate it ({@link #translate}).
+     * Callbacks on the returned future must not call Redisson synchronously.
+     */
+    CompletableFuture<List<Object>> runBatchAsync(List<Call> calls) {
+        return sendAsync(calls).exceptionallyCompose(e -> {
+            if (!isNoScript(e)) {
+                return CompletableFuture.failedFuture(e);
+            }
+            CompletableFuture<?>[] loads = calls.stream()
+                    .map(Call::script)
+                    .distinct()
+                    .map(s -> script.scriptLoadAsync(s.source).toCompletableFuture())
+                    .toArray(CompletableFuture[]::new);
+            return CompletableFuture.allOf(loads).thenCompose(done -> sendAsync(calls));
+        });
+    }
+
+    private CompletableFuture<List<Object>> sendAsync(List<Call> calls) {
+        if (calls.size() == 1) {
+            Call c = calls.get(0);
+            RFuture<Object> reply = script.evalShaAsync(
+                    (String) c.keys().get(0),
+                    RScript.Mode.READ_WRITE,
+                    c.script().sha,
+                    RScript.ReturnType.MULTI,
+                    c.keys(),
+                    c.args());
+            return reply.toCompletableFuture().thenApply(List::of);
+        }
+        RBatch batch = redisson.createBatch(BatchOptions.defaults());
+        RScriptAsync s = batch.getScript(StringCodec.INSTANCE);
+        for (Call c : calls) {
+            RFuture<Object> ignored = s.evalShaAsync(
+                    (String) c.keys().get(0),
+                    RScript.Mode.READ_WRITE,
+                    c.script().sha,
+                    RScript.ReturnType.MULTI,
+                    c.keys(),
+                    c.args());
+        }
+        return batch.executeAsync().toCompletableFuture().thenApply(r -> {
+            @SuppressWarnings("unchecked")
+            List<Object> responses = (List<Object>) r.getResponses();
+            return responses;
+        });
     }
 
     static boolean isNoScript(Throwable e) {

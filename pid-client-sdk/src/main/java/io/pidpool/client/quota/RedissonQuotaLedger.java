@@ -2,6 +2,7 @@ package io.pidpool.client.quota;
 
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
+import static io.pidpool.core.error.Preconditions.requireState;
 
 import io.pidpool.client.quota.QuotaScripts.Call;
 import io.pidpool.client.quota.QuotaScripts.Script;
@@ -25,11 +26,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
 
@@ -142,37 +145,78 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     }
 
     /**
-     * Many deductions in one pipelined round trip: one batch script per shard, all shards' scripts in
-     * one Redisson {@link org.redisson.api.RBatch}. Each deduction is decided exactly as by {@link
-     * #tryDeduct(DeductRequest)}, in list order within a shard; a deduction id repeated in the list
-     * answers {@link AlreadyGranted} the second time. Returns the answers in the order asked.
+     * Many deductions in one round trip. On a single Redis (or master with replicas, Sentinel) that is
+     * <em>one</em> run of the batch script for all of them, grouped by shard inside; on Redis Cluster
+     * one run per shard (a script's keys must share a hash tag), pipelined in one Redisson {@link
+     * org.redisson.api.RBatch}. Each deduction is decided exactly as by {@link
+     * #tryDeduct(DeductRequest)} — check and deduct atomic per deduction, one usage event each — in list
+     * order within a shard; a deduction id repeated in the list answers {@link AlreadyGranted} the
+     * second time. Returns the answers in the order asked.
      */
     public List<DeductResult> tryDeductAll(List<DeductRequest> requests) {
         requireNonNull(requests, "requests");
         if (requests.isEmpty()) {
             return List.of();
         }
+        DeductBatch batch = sendDeductAll(requests);
+        try {
+            batch.replies.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            // decode() translates the failure
+        }
+        return batch.decode();
+    }
+
+    /**
+     * {@link #tryDeductAll} without waiting: the deductions are on their way when this returns; {@link
+     * DeductBatch#replies()} completes on a Redisson thread (do not call Redisson synchronously from
+     * its callbacks), and {@link DeductBatch#decode()} turns the replies into answers on any other
+     * thread.
+     */
+    public DeductBatch sendDeductAll(List<DeductRequest> requests) {
+        requireNonNull(requests, "requests");
+        requireArgument(!requests.isEmpty(), "requests", "no deductions to send");
         Map<Integer, List<Integer>> byShard = new LinkedHashMap<>();
         for (int i = 0; i < requests.size(); i++) {
             DeductRequest r = requireNonNull(requests.get(i), "request");
-            byShard.computeIfAbsent(keys.shardOf(r.pid()), s -> new ArrayList<>())
+            byShard.computeIfAbsent(keys.shardOf(r.pid()), sh -> new ArrayList<>())
                     .add(i);
         }
-        List<Call> calls = new ArrayList<>(byShard.size());
-        for (Map.Entry<Integer, List<Integer>> e : byShard.entrySet()) {
-            int shard = e.getKey();
-            List<Integer> idx = e.getValue();
-            List<Object> k = new ArrayList<>(3 + 2 * idx.size());
+        List<List<Integer>> groups = new ArrayList<>(byShard.values());
+        List<Call> calls = new ArrayList<>();
+        String incarnation = incarnation();
+        if (scripts.cluster()) {
+            for (var e : byShard.entrySet()) {
+                calls.add(batchCall(requests, List.of(e), incarnation));
+            }
+        } else {
+            calls.add(batchCall(requests, byShard.entrySet(), incarnation));
+        }
+        return new DeductBatch(requests, groups, calls.size() == 1, scripts.runBatchAsync(calls));
+    }
+
+    /** One run of the batch script for these shard groups (KEYS and ARGV as deduct_batch.lua says). */
+    private Call batchCall(
+            List<DeductRequest> requests, Collection<Map.Entry<Integer, List<Integer>>> groups, String incarnation) {
+        int n = 0;
+        for (var g : groups) {
+            n += g.getValue().size();
+        }
+        List<Object> k = new ArrayList<>(3 * groups.size() + 2 * n);
+        Object[] args = new Object[4 + groups.size() + 4 * n];
+        args[0] = clientId;
+        args[1] = incarnation;
+        args[3] = Integer.toString(groups.size());
+        // one expiry for the whole call: the latest month's (a batch normally has one month)
+        QuotaMonth latest = null;
+        int a = 4;
+        for (var g : groups) {
+            int shard = g.getKey();
             k.add(keys.pids(shard));
             k.add(keys.events(shard));
             k.add(keys.sequences(shard));
-            Object[] args = new Object[3 + 4 * idx.size()];
-            args[0] = clientId;
-            args[1] = incarnation();
-            // one expiry for the whole call: the latest month's (a batch normally has one month)
-            QuotaMonth latest = requests.get(idx.get(0)).month();
-            int a = 3;
-            for (int i : idx) {
+            args[a++] = Integer.toString(g.getValue().size());
+            for (int i : g.getValue()) {
                 DeductRequest r = requests.get(i);
                 k.add(keys.usage(r.pid(), r.month()));
                 k.add(keys.deductionIndex(shard, r.month()));
@@ -180,25 +224,75 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 args[a++] = r.month().key();
                 args[a++] = r.deductionId();
                 args[a++] = Long.toString(r.amount());
-                if (r.month().compareTo(latest) > 0) {
+                if (latest == null || r.month().compareTo(latest) > 0) {
                     latest = r.month();
                 }
             }
-            args[2] = expireAt(latest);
-            calls.add(new Call(Script.DEDUCT_BATCH, k, args));
         }
-        List<Object> replies = scripts.runBatch(calls);
-        DeductResult[] out = new DeductResult[requests.size()];
-        int c = 0;
-        for (List<Integer> idx : byShard.values()) {
-            @SuppressWarnings("unchecked")
-            List<Object> reply = (List<Object>) replies.get(c++);
-            for (int j = 0; j < idx.size(); j++) {
-                int i = idx.get(j);
-                out[i] = deductResult(requests.get(i), reply, 8 * j);
+        args[2] = expireAt(latest);
+        return new Call(Script.DEDUCT_BATCH, k, args);
+    }
+
+    /** Deductions sent by {@link #sendDeductAll}; decode once the replies are in. */
+    public final class DeductBatch {
+        private final List<DeductRequest> requests;
+        private final List<List<Integer>> groups;
+        private final boolean combined;
+        private final CompletableFuture<List<Object>> replies;
+
+        private DeductBatch(
+                List<DeductRequest> requests,
+                List<List<Integer>> groups,
+                boolean combined,
+                CompletableFuture<List<Object>> replies) {
+            this.requests = requests;
+            this.groups = groups;
+            this.combined = combined;
+            this.replies = replies;
+        }
+
+        public List<DeductRequest> requests() {
+            return requests;
+        }
+
+        /** Completes on a Redisson thread when Redis answered (or failed: then {@link #decode()} throws). */
+        public CompletableFuture<List<Object>> replies() {
+            return replies;
+        }
+
+        /**
+         * The answers in the order asked; feeds the near cache. Call after {@link #replies()} completed.
+         *
+         * @throws PidPoolException {@code UNAVAILABLE} when Redis did not answer (the deductions may or
+         *     may not have happened; sending the same requests again is safe)
+         */
+        public List<DeductResult> decode() {
+            List<Object> raw;
+            try {
+                raw = replies.getNow(null);
+            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                Throwable cause = e.getCause() != null ? e.getCause() : e;
+                throw cause instanceof RuntimeException re
+                        ? QuotaScripts.translate("running the batch deduct script", re)
+                        : QuotaScripts.unavailable("running the batch deduct script", cause);
             }
+            requireState(raw != null, "the batch has no replies yet");
+            DeductResult[] out = new DeductResult[requests.size()];
+            int at = 0;
+            int c = 0;
+            for (List<Integer> idx : groups) {
+                @SuppressWarnings("unchecked")
+                List<Object> reply = (List<Object>) raw.get(combined ? 0 : c++);
+                if (!combined) {
+                    at = 0;
+                }
+                for (int i : idx) {
+                    out[i] = deductResult(requests.get(i), reply, at);
+                    at += 8;
+                }
+            }
+            return List.of(out);
         }
-        return List.of(out);
     }
 
     private DeductResult deductResult(DeductRequest r, List<Object> reply, int at) {

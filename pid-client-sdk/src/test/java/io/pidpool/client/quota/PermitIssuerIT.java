@@ -138,6 +138,47 @@ class PermitIssuerIT {
     }
 
     @Test
+    void asyncAcquiresWithManyInFlightPerThreadAlsoAddUpToTheQuotasExactly() throws Exception {
+        startClients(true);
+        ConcurrentLinkedQueue<Permit> permits = new ConcurrentLinkedQueue<>();
+
+        hammer((client, thread) -> {
+            SplittableRandom random = new SplittableRandom(thread);
+            for (int round = 0; round < 30; round++) {
+                List<java.util.concurrent.CompletableFuture<Optional<Permit>>> window = new ArrayList<>();
+                for (int i = 0; i < 16; i++) {
+                    window.add(client.issuer().tryAcquireAsync(1 + random.nextInt(3)));
+                }
+                for (var f : window) {
+                    f.get(60, TimeUnit.SECONDS).ifPresent(permits::add);
+                }
+            }
+            return null;
+        });
+        for (int i = 0; i < 500; i++) {
+            Optional<Permit> p =
+                    scenario.client(i % CLIENTS).issuer().tryAcquireAsync(1).get(60, TimeUnit.SECONDS);
+            if (p.isEmpty()) {
+                break;
+            }
+            permits.add(p.get());
+        }
+
+        Map<String, Long> granted =
+                permits.stream().collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::commands)));
+        assertThat(granted).isEqualTo(QUOTAS);
+        assertThat(permits).extracting(Permit::deductionId).doesNotHaveDuplicates();
+        List<UsageEvent> events = scenario.allEvents();
+        assertThat(events.stream().map(e -> e.pid() + "|" + e.deductionId() + "|" + e.amount()))
+                .containsExactlyInAnyOrderElementsOf(permits.stream()
+                        .map(p -> p.pid() + "|" + p.deductionId() + "|" + p.commands())
+                        .toList());
+        for (Client c : scenario.clients()) {
+            assertThat(c.issuer().uncertainCount()).isZero();
+        }
+    }
+
+    @Test
     void concurrentRepeatedRefundsFromEveryClientNeverExceedTheDeduction() throws Exception {
         startClients(false);
         List<Permit> permits = new ArrayList<>();

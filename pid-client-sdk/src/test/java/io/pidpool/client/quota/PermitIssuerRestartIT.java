@@ -28,6 +28,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +40,9 @@ import org.junit.jupiter.api.Test;
 class PermitIssuerRestartIT {
     private static final Map<String, Long> QUOTAS =
             Map.of("p0", 150L, "p1", 150L, "p2", 150L, "p3", 150L, "p4", 150L, "p5", 150L);
+    /** Workers stop at this many permits until Redis is killed (then they meet the outage). */
+    private static final int PERMITS_BEFORE_CRASH = 80;
+
     private final QuotaMonth month = new MonthlyWindow(ZoneOffset.UTC).current(Clock.systemUTC());
 
     @Test
@@ -56,6 +60,7 @@ class PermitIssuerRestartIT {
             ConcurrentLinkedQueue<Permit> permits = new ConcurrentLinkedQueue<>();
             AtomicInteger outageErrors = new AtomicInteger();
             AtomicBoolean restarted = new AtomicBoolean();
+            AtomicBoolean killed = new AtomicBoolean();
             AtomicInteger permitsAfterRestart = new AtomicInteger();
 
             ExecutorService pool = Executors.newFixedThreadPool(16);
@@ -69,6 +74,11 @@ class PermitIssuerRestartIT {
                     SplittableRandom random = new SplittableRandom(seed);
                     int empties = 0;
                     for (int i = 0; i < 3000 && empties < 10; i++) {
+                        // enough permits before the crash: wait for it, so that quota is left for
+                        // after the restart however fast the issuers are (a poll bounded by the kill)
+                        while (!killed.get() && permits.size() >= PERMITS_BEFORE_CRASH) {
+                            LockSupport.parkNanos(1_000_000);
+                        }
                         try {
                             Optional<Permit> p = client.issuer().tryAcquire(1 + random.nextInt(3));
                             if (p.isPresent()) {
@@ -91,8 +101,11 @@ class PermitIssuerRestartIT {
                 }));
             }
             go.countDown();
-            await("permits before the crash").atMost(Duration.ofSeconds(60)).until(() -> permits.size() >= 80);
+            await("permits before the crash")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> permits.size() >= PERMITS_BEFORE_CRASH);
             redis.kill();
+            killed.set(true);
             // stay down until the clients have felt it (Redisson's own retries hide a short outage)
             await("clients see the outage").atMost(Duration.ofSeconds(60)).until(() -> outageErrors.get() >= 8);
             redis.restart();

@@ -1,5 +1,6 @@
 package io.pidpool.client.quota;
 
+import io.pidpool.client.Permit;
 import io.pidpool.client.quota.QuotaScripts.Script;
 import io.pidpool.client.quota.testing.FakeHold;
 import io.pidpool.client.quota.testing.RedisProcess;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -159,12 +161,28 @@ class QuotaBenchmark {
             };
             Op acquire = (thread, i) -> direct.tryAcquire(1).orElseThrow();
             Op acquireBatched = (thread, i) -> batched.tryAcquire(1).orElseThrow();
+            // the same issuer, but each thread keeps up to 16 acquires in flight (no park per permit)
+            ThreadLocal<java.util.ArrayDeque<java.util.concurrent.CompletableFuture<Optional<Permit>>>> windows =
+                    ThreadLocal.withInitial(java.util.ArrayDeque::new);
+            PermitIssuer batchedAsync = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(8).build())
+                    .batching(128)
+                    .build();
+            Op acquireAsync = (thread, i) -> {
+                var window = windows.get();
+                window.add(batchedAsync.tryAcquireAsync(1));
+                if (window.size() >= 16) {
+                    window.poll().join().orElseThrow();
+                }
+            };
             PermitIssuer batched2 = PermitIssuer.builder()
                     .ledger(ledger)
                     .held(hold)
                     .ids(SnowflakeIds.builder().workerId(4).build())
                     .batching(128)
-                    .flushers(2)
+                    .maxInFlight(2)
                     .build();
             Op acquireBatched2 = (thread, i) -> batched2.tryAcquire(1).orElseThrow();
 
@@ -213,7 +231,8 @@ class QuotaBenchmark {
                     new Case("bare8", "bare evalSha, 8 threads", bare, 8),
                     new Case("direct8", "tryAcquire direct, 8 threads", acquire, 8),
                     new Case("batched8", "tryAcquire batched, 8 threads", acquireBatched, 8),
-                    new Case("batched8x2", "tryAcquire batched (2 flushers), 8 threads", acquireBatched2, 8),
+                    new Case("async8", "tryAcquireAsync batched, 8 threads x 16 in flight", acquireAsync, 8),
+                    new Case("batched8x2", "tryAcquire batched (2 batches in flight), 8 threads", acquireBatched2, 8),
                     new Case("near1", "near cache clearlyNotEnough, 1 thread", nearCheck, 1),
                     new Case("dry1", "tryAcquire, all held PIDs dry (near cache), 1 thread", dryAcquire, 1),
                     new Case("trip1", "Redis round trip (usage script), 1 thread", roundTrip, 1));
@@ -253,13 +272,14 @@ class QuotaBenchmark {
                         c.name(), m, median(rounds, 1), median(rounds, 2), fmt(rounds)));
             });
             out.append(String.format(
-                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 flushers)%n",
-                    batched.averageBatch(), batched2.averageBatch()));
+                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 in flight, %.1f async)%n",
+                    batched.averageBatch(), batched2.averageBatch(), batchedAsync.averageBatch()));
             out.append("ratios: median over rounds of (case / baseline measured in the same round)\n");
             ratio(out, results, "direct1", "bare1", "tryAcquire / bare, 1 thread");
             ratio(out, results, "direct8", "bare8", "tryAcquire / bare, 8 threads");
             ratio(out, results, "batched8", "bare8", "batched / bare, 8 threads");
-            ratio(out, results, "batched8x2", "bare8", "batched (2 flushers) / bare, 8 threads");
+            ratio(out, results, "async8", "bare8", "batched async (16 per thread) / bare, 8 threads");
+            ratio(out, results, "batched8x2", "bare8", "batched (2 in flight) / bare, 8 threads");
             ratio(out, results, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
             Path file = Path.of("target", "benchmarks-quota.txt");
@@ -267,6 +287,7 @@ class QuotaBenchmark {
             Files.writeString(file, out.toString());
             direct.close();
             batched.close();
+            batchedAsync.close();
             batched2.close();
             dryIssuer.close();
             dryIssuer.ledger().close();

@@ -15,7 +15,13 @@ public enum AlertKind {
     /** The planner's mass-failure brake is engaged in a module (maintenance mode). */
     BRAKE_ENGAGED(false),
     /** More PID alerts were due than the policy's cap: this one counts the rest. */
-    PID_ALERTS_TRUNCATED(false);
+    PID_ALERTS_TRUNCATED(false),
+    /**
+     * An operational problem the leader reported while allocating (an instance that does not answer,
+     * an unusable PID node, PIDs with no live instance to go to, a placement failure). Not raised by
+     * {@link AlertRules}: the server stores what its leader reports.
+     */
+    LEADER_EVENT(false);
 
     private final boolean aboutPid;
 

@@ -55,6 +55,26 @@ public record Recommendations(
     }
 
     /**
+     * MIGRATE operations for the first {@code maxMoves} moves only, in order: one operation per
+     * recommendation reached, the last possibly cut short. What a throttled automatic application
+     * submits; like every prefix of the moves, it never raises the projected cost.
+     */
+    public List<Operation.Migrate> firstMoves(int maxMoves) {
+        requireArgument(maxMoves >= 0, "maxMoves", "maxMoves must be >= 0, was %d", maxMoves);
+        List<Operation.Migrate> operations = new ArrayList<>();
+        int left = maxMoves;
+        for (Recommendation r : recommendations) {
+            if (left == 0) {
+                break;
+            }
+            List<String> ids = r.pidIds().subList(0, Math.min(left, r.pidIds().size()));
+            operations.add(new Operation.Migrate(ids, r.target().module()));
+            left -= ids.size();
+        }
+        return operations;
+    }
+
+    /**
      * MIGRATE operations of at most {@code maxPidsPerOperation} PIDs each, in order, for a server that
      * submits them as throttled batches. Any prefix of the returned list is a prefix of the run's
      * moves, and every such prefix lowers the projected cost: stopping part way (throttle, failure,

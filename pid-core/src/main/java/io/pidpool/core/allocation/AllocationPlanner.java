@@ -39,6 +39,10 @@ import java.util.List;
  *       instances beyond the slot count scale the module out.
  *   <li><b>Level-triggered.</b> Planning again on the state a plan produced, once acknowledged,
  *       yields no steps. Unwanted PIDs are deleted, a PID written to two instances keeps one.
+ *   <li><b>Cooldowns.</b> A desired PID whose {@link ModuleSnapshot#cooldowns() cooldown} has not
+ *       ended at {@code nowNanos} is treated as not desired: never added, deleted where it is held,
+ *       reported in {@link PlanSignal.CoolingDown}. The planner reads no clock: the cooldown ends
+ *       when the caller passes a {@code nowNanos} at or after its end.
  *   <li><b>Brakes.</b> At most {@link PlannerPolicy#maxMovesPerModule()} and
  *       {@link PlannerPolicy#maxMovesPerPlan()} rebalancing moves start per plan; when more than
  *       {@link PlannerPolicy#brakeShare()} of a module's instances vanished within
@@ -87,11 +91,13 @@ public final class AllocationPlanner {
                         nowNanos);
             }
         }
+        List<PlanSignal> cooling = new ArrayList<>();
+        snapshot = withoutCooldowns(snapshot, nowNanos, cooling);
         PidIndex index = PidIndex.build(snapshot, nowNanos, policy.grace().toNanos());
         List<PlanStep> deletes = new ArrayList<>();
         List<PlanStep> releases = new ArrayList<>();
         List<PlanStep> adds = new ArrayList<>();
-        List<PlanSignal> signals = new ArrayList<>();
+        List<PlanSignal> signals = new ArrayList<>(cooling);
         var next = new HashMap<ModuleKey, ModuleState>();
         int budget = policy.maxMovesPerPlan();
         List<ModuleSnapshot> modules = snapshot.modules();
@@ -110,5 +116,35 @@ public final class AllocationPlanner {
         steps.addAll(releases);
         steps.addAll(adds);
         return new Plan(steps, signals, new PlannerState(next));
+    }
+
+    /**
+     * Cooldowns: a desired PID in cooldown is planned exactly as a PID the module does not want (so it
+     * is added nowhere and deleted, reason {@link DeleteReason#UNWANTED}, where it is held); each
+     * module with such PIDs gets a {@link PlanSignal.CoolingDown}.
+     */
+    private static ClusterSnapshot withoutCooldowns(ClusterSnapshot snapshot, long nowNanos, List<PlanSignal> out) {
+        List<ModuleSnapshot> modules = new ArrayList<>(snapshot.modules().size());
+        boolean changed = false;
+        for (ModuleSnapshot module : snapshot.modules()) {
+            ModuleSnapshot assignable = module.assignableAt(nowNanos);
+            if (assignable != module) {
+                changed = true;
+                var cooling = new java.util.TreeSet<String>();
+                long nextEnd = 0;
+                for (String pid : module.desiredPids()) {
+                    if (module.coolingDown(pid, nowNanos)) {
+                        long end = module.cooldowns().get(pid);
+                        nextEnd = cooling.isEmpty() || end - nextEnd < 0 ? end : nextEnd;
+                        cooling.add(pid);
+                    }
+                }
+                if (!cooling.isEmpty()) {
+                    out.add(new PlanSignal.CoolingDown(module.key(), cooling, nextEnd));
+                }
+            }
+            modules.add(assignable);
+        }
+        return changed ? new ClusterSnapshot(modules) : snapshot;
     }
 }

@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -20,11 +21,27 @@ import java.util.Set;
  *     held PID that is not in this set is withdrawn; a desired PID nobody holds is handed out.
  * @param live instances whose ephemeral node exists; ids are unique
  * @param departed instances whose ephemeral node vanished and whose bookkeeping was not yet dropped
+ * @param cooldowns PIDs in cooldown (a login failure or conflict was reported, or they failed to be
+ *     taken up too often) with the leader's monotonic time at which the cooldown ends. A desired PID
+ *     is unassignable while {@code now < end}: it is handed to nobody and withdrawn from its holder,
+ *     exactly as if it were not desired; from {@code end} on it is desired again. Entries for PIDs
+ *     that are not desired have no effect.
  */
 public record ModuleSnapshot(
-        ModuleConfig config, Set<String> desiredPids, List<LiveInstance> live, List<DepartedInstance> departed) {
+        ModuleConfig config,
+        Set<String> desiredPids,
+        List<LiveInstance> live,
+        List<DepartedInstance> departed,
+        Map<String, Long> cooldowns) {
     public ModuleSnapshot {
         requireNonNull(config, "config");
+        if (cooldowns == null || cooldowns.isEmpty()) {
+            cooldowns = Map.of();
+        } else {
+            cooldowns.forEach((pid, end) ->
+                    requireArgument(pid != null && end != null, "cooldowns", "cooldowns holds a null PID or end time"));
+            cooldowns = Map.copyOf(cooldowns);
+        }
         if (desiredPids == null || desiredPids.isEmpty()) {
             desiredPids = Set.of();
         } else {
@@ -52,7 +69,36 @@ public record ModuleSnapshot(
         }
     }
 
+    /** A module without cooldowns. */
+    public ModuleSnapshot(
+            ModuleConfig config, Set<String> desiredPids, List<LiveInstance> live, List<DepartedInstance> departed) {
+        this(config, desiredPids, live, departed, Map.of());
+    }
+
     public ModuleKey key() {
         return config.key();
+    }
+
+    /** Whether {@code pid} is in cooldown at {@code nowNanos}. */
+    public boolean coolingDown(String pid, long nowNanos) {
+        Long end = cooldowns.get(pid);
+        return end != null && nowNanos - end < 0;
+    }
+
+    /**
+     * This module as the planner sees it at {@code nowNanos}: the desired PIDs without those in
+     * cooldown, and no cooldowns. Returns {@code this} when no desired PID is cooling down.
+     */
+    ModuleSnapshot assignableAt(long nowNanos) {
+        if (cooldowns.isEmpty()) {
+            return this;
+        }
+        Set<String> assignable = new LinkedHashSet<>();
+        for (String pid : desiredPids) {
+            if (!coolingDown(pid, nowNanos)) {
+                assignable.add(pid);
+            }
+        }
+        return new ModuleSnapshot(config, assignable, live, departed, Map.of());
     }
 }

@@ -28,6 +28,16 @@ public sealed interface PlanSignal {
         }
     }
 
+    /**
+     * Desired PIDs that are in cooldown ({@link ModuleSnapshot#cooldowns()}): handed to nobody, and
+     * withdrawn from their holder, until {@code nextEndNanos} (the earliest of their cooldown ends).
+     */
+    record CoolingDown(ModuleKey module, Set<String> pids, long nextEndNanos) implements PlanSignal {
+        public CoolingDown {
+            pids = Set.copyOf(pids);
+        }
+    }
+
     /** Desired PIDs that nobody can use: the module has no live instance. */
     record Unassignable(ModuleKey module, Set<String> pids) implements PlanSignal {
         public Unassignable {

@@ -29,6 +29,9 @@ public interface OperationLog {
     /** PENDING and DEALING batches, oldest (smallest id) first, at most {@code limit}. */
     List<BatchRecord> findUnfinished(int limit);
 
+    /** The newest batches (largest id first, whatever their status), at most {@code limit}. */
+    List<BatchRecord> recent(int limit);
+
     /**
      * Moves a batch to {@code next}, stamping the leader epoch, and stores {@code results} with it
      * atomically (empty for DEALING, one per operation for DEALED and FAILED).

@@ -22,13 +22,25 @@ import java.util.Map;
  * not older than the newest it has seen, and answers with a versioned {@code setData}, so an answer
  * can never overwrite an instruction it did not read.
  *
+ * <p>Format versions: 1 without a report; 2 = 1 plus the holder's {@link HealthReport}. A node without
+ * a report is always written as version 1, so readers that know only version 1 read every node the
+ * leader writes; only a holder's report needs version 2.
+ *
  * @param error why the SDK could not apply the instruction (e.g. {@code onAssigned} threw); empty if none
+ * @param report the holder's report about the account (login failure or conflict); {@code null} if none
  */
 public record PidNode(
-        String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account, String error) {
+        String pidId,
+        PidState state,
+        Epoch epoch,
+        long ownerSessionId,
+        AccountPayload account,
+        String error,
+        HealthReport report) {
 
     private static final int MAGIC = 'P';
     private static final int VERSION = 1;
+    private static final int VERSION_WITH_REPORT = 2;
 
     /** The account as the SDK needs it: everything but the secret in clear, the secret sealed. */
     public record AccountPayload(
@@ -49,6 +61,12 @@ public record PidNode(
         error = error == null ? "" : error;
     }
 
+    /** A node without a report. */
+    public PidNode(
+            String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account, String error) {
+        this(pidId, state, epoch, ownerSessionId, account, error, null);
+    }
+
     public static PidNode instruction(
             String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account) {
         requireArgument(state.isInstruction(), "state", "%s is not an instruction", state);
@@ -62,15 +80,24 @@ public record PidNode(
 
     /** The SDK's report that it could not apply this instruction; the state stays as it was. */
     public PidNode failed(String reason) {
-        return new PidNode(pidId, state, epoch, ownerSessionId, account, reason == null ? "failed" : reason);
+        return new PidNode(pidId, state, epoch, ownerSessionId, account, reason == null ? "failed" : reason, report);
+    }
+
+    /** The same node carrying the holder's report ({@code null}: without one). */
+    public PidNode withReport(HealthReport value) {
+        return new PidNode(pidId, state, epoch, ownerSessionId, account, error, value);
     }
 
     public boolean hasError() {
         return !error.isEmpty();
     }
 
+    public boolean hasReport() {
+        return report != null;
+    }
+
     public byte[] encode() {
-        return WireFormat.encode(MAGIC, VERSION, out -> {
+        return WireFormat.encode(MAGIC, report == null ? VERSION : VERSION_WITH_REPORT, out -> {
             WireFormat.writeString(out, pidId);
             out.writeByte(state.ordinal());
             out.writeLong(epoch.value());
@@ -81,12 +108,16 @@ public record PidNode(
             WireFormat.writeBytes(out, account.secret().sealed());
             writeAttributes(out, account.attributes());
             WireFormat.writeString(out, error);
+            if (report != null) {
+                out.writeByte(report.kind().ordinal());
+                WireFormat.writeString(out, report.detail());
+            }
         });
     }
 
     /** Decodes node data; anything malformed is an INVALID_ARGUMENT about field {@code pidNode}. */
     public static PidNode decode(byte[] data) {
-        return WireFormat.decode(data, MAGIC, VERSION, "pidNode", in -> {
+        return WireFormat.decode(data, MAGIC, VERSION, VERSION_WITH_REPORT, "pidNode", (in, version) -> {
             String pidId = WireFormat.readString(in, "pidNode.pid");
             int ordinal = in.readUnsignedByte();
             if (ordinal >= PidState.values().length) {
@@ -101,13 +132,28 @@ public record PidNode(
             byte[] sealed = WireFormat.readBytes(in, "pidNode.secret", WireFormat.MAX_BYTES);
             Map<String, String> attributes = readAttributes(in);
             String error = WireFormat.readString(in, "pidNode.error");
+            HealthReport report = null;
+            if (version >= VERSION_WITH_REPORT) {
+                int kind = in.readUnsignedByte();
+                if (kind >= HealthReport.Kind.values().length) {
+                    throw PidPoolException.invalid("pidNode", "pidNode has unknown report kind %d", kind);
+                }
+                String detail = WireFormat.readString(in, "pidNode.report");
+                requireArgument(
+                        detail.length() <= HealthReport.MAX_DETAIL,
+                        "pidNode",
+                        "pidNode report detail is longer than %d",
+                        HealthReport.MAX_DETAIL);
+                report = new HealthReport(HealthReport.Kind.values()[kind], detail);
+            }
             return new PidNode(
                     pidId,
                     state,
                     epoch,
                     owner,
                     new AccountPayload(quota, allowance, new SealedSecret(keyId, sealed), attributes),
-                    error);
+                    error,
+                    report);
         });
     }
 

@@ -40,18 +40,33 @@ final class WireFormat {
         return bytes.toByteArray();
     }
 
+    interface VersionedReader<T> {
+        T read(DataInputStream in, int version) throws IOException;
+    }
+
     static <T> T decode(byte[] data, int magic, int version, String kind, Reader<T> reader) {
+        return decode(data, magic, version, version, kind, (in, v) -> reader.read(in));
+    }
+
+    /** Decodes a format that exists in versions {@code minVersion..maxVersion}; the reader gets the version. */
+    static <T> T decode(
+            byte[] data, int magic, int minVersion, int maxVersion, String kind, VersionedReader<T> reader) {
         if (data == null || data.length < 2) {
             throw PidPoolException.invalid(kind, "%s data is empty or truncated", kind);
         }
         if (data[0] != (byte) magic) {
             throw PidPoolException.invalid(kind, "%s data has a wrong format marker", kind);
         }
-        if (data[1] != (byte) version) {
-            throw PidPoolException.invalid(kind, "%s data has version %d, expected %d", kind, data[1], version);
+        int version = data[1];
+        if (version < minVersion || version > maxVersion) {
+            if (minVersion == maxVersion) {
+                throw PidPoolException.invalid(kind, "%s data has version %d, expected %d", kind, data[1], maxVersion);
+            }
+            throw PidPoolException.invalid(
+                    kind, "%s data has version %d, expected %d..%d", kind, data[1], minVersion, maxVersion);
         }
         try (var in = new DataInputStream(new ByteArrayInputStream(data, 2, data.length - 2))) {
-            T value = reader.read(in);
+            T value = reader.read(in, version);
             if (in.available() > 0) {
                 throw PidPoolException.invalid(kind, "%s data has %d trailing bytes", kind, in.available());
             }

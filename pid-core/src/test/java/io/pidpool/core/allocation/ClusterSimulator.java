@@ -66,6 +66,9 @@ final class ClusterSimulator {
     final Map<ModuleKey, LinkedHashSet<String>> desired = new TreeMap<>();
     final List<Instance> live = new ArrayList<>();
     final List<Departed> departed = new ArrayList<>();
+    /** PID → the time its cooldown ends (the leader's bookkeeping; passed to every module). */
+    final Map<String, Long> cooldowns = new HashMap<>();
+
     final Map<DeleteReason, Integer> deletesByReason = new EnumMap<>(DeleteReason.class);
     int addsApplied;
     int plans;
@@ -138,6 +141,11 @@ final class ClusterSimulator {
                 gone.module, ref, now, new LinkedHashMap<>(gone.nodes), new LinkedHashSet<>(gone.nodes.keySet())));
     }
 
+    /** A login failure or conflict was reported for {@code pid}: it cools down for {@code period} from now. */
+    void coolDown(String pid, Duration period) {
+        cooldowns.put(pid, now + period.toNanos());
+    }
+
     void advance(Duration by) {
         now += by.toNanos();
     }
@@ -180,7 +188,7 @@ final class ClusterSimulator {
                     .map(d -> new DepartedInstance(d.ref.id(), d.ref.sessionId(), d.at, d.nodes, d.released))
                     .toList();
             modules.add(new ModuleSnapshot(
-                    ModuleConfig.of(key, servers.get(key)), desired.get(key), liveOnes, departedOnes));
+                    ModuleConfig.of(key, servers.get(key)), desired.get(key), liveOnes, departedOnes, cooldowns));
         }
         return new ClusterSnapshot(modules);
     }

@@ -121,6 +121,24 @@ public abstract class OperationLogContract extends RepositoryContract {
     }
 
     @Test
+    void recentBatchesComeNewestFirstWhateverTheirStatus() {
+        for (long id : new long[] {30, 10, 40, 20}) {
+            log().append(simple(id));
+        }
+        log().markDealing(new BatchId(40), E1);
+        log().finish(new BatchId(40), BatchStatus.DEALED, twoResults(), E1);
+
+        assertThat(log().recent(10)).extracting(b -> b.id().value()).containsExactly(40L, 30L, 20L, 10L);
+        assertThat(log().recent(2))
+                .extracting(b -> b.id().value(), BatchRecord::status)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(40L, BatchStatus.DEALED),
+                        org.assertj.core.groups.Tuple.tuple(30L, BatchStatus.PENDING));
+        assertThat(log().recent(2).get(0).results()).hasSize(2);
+        expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().recent(0));
+    }
+
+    @Test
     void dealingThenDealedStoresStatusEpochTimeAndResults() {
         log().append(everyKind(1));
         clock.advance(Duration.ofSeconds(5));

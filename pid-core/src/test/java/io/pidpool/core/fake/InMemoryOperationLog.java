@@ -54,6 +54,16 @@ public final class InMemoryOperationLog implements OperationLog {
     }
 
     @Override
+    public List<BatchRecord> recent(int limit) {
+        StorageLimits.requireLimit(limit);
+        return db.read(() -> {
+            List<BatchRecord> all = new java.util.ArrayList<>(db.batches.values());
+            java.util.Collections.reverse(all);
+            return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+        });
+    }
+
+    @Override
     public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
         Preconditions.requireNonNull(id, "id");
         return db.write(() -> {

@@ -40,6 +40,53 @@ class NodeFormatProperties {
         assertThat(back).isEqualTo(node);
     }
 
+    @Property(tries = 500)
+    void reportsRoundTripAndOnlyNodesWithAReportUseVersion2(
+            @ForAll PidState state,
+            @ForAll HealthReport.Kind kind,
+            @ForAll @StringLength(max = 1200) String detail,
+            @ForAll @StringLength(max = 20) String error) {
+        var plain = new PidNode(
+                "u1",
+                state,
+                new Epoch(5),
+                77,
+                new PidNode.AccountPayload(10, 2, new SealedSecret("k1", new byte[] {1}), Map.of()),
+                error);
+        assertThat(plain.encode()[1]).as("version").isEqualTo((byte) 1);
+        var reported = plain.withReport(new HealthReport(kind, detail));
+        byte[] bytes = reported.encode();
+        assertThat(bytes[1]).as("version").isEqualTo((byte) 2);
+        PidNode back = PidNode.decode(bytes);
+        assertThat(back).isEqualTo(reported);
+        assertThat(back.report().detail()).hasSizeLessThanOrEqualTo(HealthReport.MAX_DETAIL);
+        if (state.isInstruction()) {
+            assertThat(back.acknowledged().hasReport()).isFalse();
+        }
+        assertThat(back.failed("x").report()).isEqualTo(reported.report());
+        // a version-2 node cut before its report is rejected, not read as version 1
+        byte[] cut = java.util.Arrays.copyOf(bytes, plain.encode().length);
+        assertThatThrownBy(() -> PidNode.decode(cut)).isInstanceOf(PidPoolException.class);
+    }
+
+    @Test
+    void anUnknownReportKindIsRejected() {
+        var node = new PidNode(
+                        "u1",
+                        PidState.ADDED,
+                        new Epoch(1),
+                        1,
+                        new PidNode.AccountPayload(10, 0, new SealedSecret("k1", new byte[] {1}), Map.of()),
+                        "")
+                .withReport(HealthReport.loginConflict("second terminal"));
+        byte[] bytes = node.encode();
+        int plainLength = node.withReport(null).encode().length;
+        bytes[plainLength] = 9; // the kind byte follows the version-1 fields
+        assertThatThrownBy(() -> PidNode.decode(bytes))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("report kind");
+    }
+
     @Property(tries = 1000)
     void garbageIsAClearErrorNeverACrash(@ForAll byte[] garbage) {
         for (var decoder : new java.util.function.Function<?, ?>[] {

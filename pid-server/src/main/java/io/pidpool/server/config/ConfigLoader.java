@@ -15,9 +15,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.config.ConfigException.Problem;
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,7 +53,9 @@ import org.redisson.config.Config;
  * a list or map key ({@code security.tokens}, {@code redis.redisson}) takes a YAML (or JSON)
  * document, e.g. {@code PIDPOOL_SECURITY_TOKENS='[{token: "...", role: admin}]'}, which replaces
  * the whole list or map. {@link #keys()} lists them all. Variables starting with {@code PIDPOOL_}
- * that name no key are ignored (tests use {@code PIDPOOL_TEST_*}).
+ * that name no key are ignored (tests use {@code PIDPOOL_TEST_*}). The same name without the hump
+ * underscores ({@link #aliasName}: {@code PIDPOOL_SECURITY_SECRETKEY}) is accepted too; both at once
+ * is an error.
  *
  * <p>The environment is passed in, never read statically, so tests can set it. Error messages name
  * the key and, when the value came from the environment, the variable; they never repeat the
@@ -65,8 +67,14 @@ public final class ConfigLoader {
     /** One configurable key. {@code structured} keys take a YAML document from the environment. */
     public record Key(String path, String envName, boolean structured, boolean secret) {}
 
-    private static final Set<String> SECRET_KEYS =
-            Set.of("redis.password", "redis.redisson", "database.password", "security.secretKey", "security.tokens");
+    private static final Set<String> SECRET_KEYS = Set.of(
+            "zookeeper.auth",
+            "redis.password",
+            "redis.redisson",
+            "database.password",
+            "security.secretKey",
+            "security.secretKeys",
+            "security.tokens");
     private static final List<Key> KEYS = List.copyOf(collectKeys());
     private static final Pattern REDIS_ADDRESS = Pattern.compile("rediss?://[^\\s/:]+:\\d{1,5}");
     private static final Pattern NO_SPACE = Pattern.compile("\\S+");
@@ -104,6 +112,15 @@ public final class ConfigLoader {
             }
         }
         return out.toString();
+    }
+
+    /**
+     * The alternative variable of a key path: {@code PIDPOOL_} and the path with only its dots turned
+     * into underscores, upper-cased ({@code security.secretKey} → {@code PIDPOOL_SECURITY_SECRETKEY}).
+     * Accepted as well as {@link #envName}; setting both is an error.
+     */
+    public static String aliasName(String keyPath) {
+        return ENV_PREFIX + keyPath.replace('.', '_').toUpperCase(java.util.Locale.ROOT);
     }
 
     /** Loads {@code file}, applies the environment and validates. */
@@ -167,7 +184,18 @@ public final class ConfigLoader {
         Map<String, String> applied = new LinkedHashMap<>();
         List<Problem> problems = new ArrayList<>();
         for (Key key : KEYS) {
-            String value = env.get(key.envName());
+            String variable = key.envName();
+            String value = env.get(variable);
+            String alias = aliasName(key.path());
+            if (!alias.equals(variable) && env.get(alias) != null) {
+                if (value != null) {
+                    problems.add(new Problem(
+                            key.path(), "set by both " + variable + " and " + alias + "; keep one of them"));
+                    continue;
+                }
+                variable = alias;
+                value = env.get(alias);
+            }
             if (value == null) {
                 continue;
             }
@@ -178,7 +206,7 @@ public final class ConfigLoader {
                 } catch (JsonProcessingException e) {
                     problems.add(new Problem(
                             key.path(),
-                            "environment variable " + key.envName() + " is not valid YAML" + where(e.getLocation())));
+                            "environment variable " + variable + " is not valid YAML" + where(e.getLocation())));
                     continue;
                 }
                 if (node == null || node.isMissingNode()) {
@@ -188,7 +216,7 @@ public final class ConfigLoader {
                 node = TextNode.valueOf(value);
             }
             setAt(tree, key.path(), node);
-            applied.put(key.path(), key.envName());
+            applied.put(key.path(), variable);
         }
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
@@ -305,15 +333,20 @@ public final class ConfigLoader {
                 "database.maxPoolSize",
                 "must be within 1..500, was " + db.maxPoolSize());
 
-        SecurityConfig security = c.security();
-        if (blank(security.secretKey())) {
-            check.require(false, "security.secretKey", "is required: a base64 AES key of 16 or 32 bytes");
-        } else {
+        if (!blank(zk.auth())) {
             try {
-                SecretSealer.fromSingleKey(security.secretKey()); // the sealer's own rules; never echoes the key
+                ZkAuth.digest(zk.auth().strip()); // never echoes the password
             } catch (PidPoolException e) {
-                check.require(false, "security.secretKey", e.getMessage().replaceFirst("^secretKey ", ""));
+                check.require(false, "zookeeper.auth", "must be user:password (ZooKeeper digest), non-empty both");
             }
+        }
+
+        SecurityConfig security = c.security();
+        try {
+            security.sealer(); // the keyring's own rules; never echoes a key
+        } catch (PidPoolException e) {
+            String key = e.field() == null ? "security.secretKey" : e.field();
+            check.require(false, key, e.getMessage());
         }
         List<TokenConfig> tokens = new ArrayList<>();
         check.require(
@@ -352,12 +385,15 @@ public final class ConfigLoader {
             tokens.add(new TokenConfig(name, t.token(), t.role()));
         }
         check.require(c.worker() != null, "worker.enabled", "is required");
+        AdviceConfig.problems(c.advice())
+                .forEach(p -> problems.add(new Problem(p.key(), p.message() + sourceOf.apply(p.key()))));
+        MonitoringChecks.check(c.monitoring(), check::require);
 
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
         return new ServerConfig(
-                c.cluster(), http, zk, redis, db, new SecurityConfig(security.secretKey(), tokens), c.worker());
+                c.cluster(), http, zk, redis, db, security.withTokens(tokens), c.worker(), c.advice(), c.monitoring());
     }
 
     @FunctionalInterface

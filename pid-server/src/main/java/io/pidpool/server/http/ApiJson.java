@@ -19,6 +19,7 @@ import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.OperationType;
+import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.SealedOperation;
 import java.io.IOException;
@@ -106,6 +107,53 @@ final class ApiJson {
                             .mapToObj(i -> OperationView.of(i, ops.get(i)))
                             .toList(),
                     batch.results());
+        }
+    }
+
+    /** {@code GET /api/v1/batches?limit=}: the newest batches without their PID lists. */
+    record Batches(List<BatchSummary> batches) {}
+
+    /** One operation of a batch in a list: its type, module(s) and how many PIDs it names. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record OperationSummary(OperationType type, ModuleKey module, ModuleKey to, int pids, Integer servers) {
+        static OperationSummary of(SealedOperation op) {
+            OperationView v = OperationView.of(0, op);
+            return new OperationSummary(
+                    v.type(), v.module(), v.to(), op.pidIds().size(), v.servers());
+        }
+    }
+
+    /** @param succeeded operations that succeeded (of a final batch) */
+    record BatchSummary(
+            String id,
+            BatchStatus status,
+            String requestedBy,
+            Instant createdAt,
+            Instant updatedAt,
+            List<OperationSummary> operations,
+            int succeeded,
+            int failed) {
+        static BatchSummary of(BatchRecord batch) {
+            int ok = (int) batch.results().stream().filter(OperationResult::ok).count();
+            return new BatchSummary(
+                    batch.id().toString(),
+                    batch.status(),
+                    batch.requestedBy(),
+                    batch.createdAt(),
+                    batch.updatedAt(),
+                    batch.operations().stream().map(OperationSummary::of).toList(),
+                    ok,
+                    batch.results().size() - ok);
+        }
+    }
+
+    /** {@code GET /api/v1/audit}. */
+    record Audit(List<AuditView> entries) {}
+
+    /** An audit entry; the id is text because Snowflake ids exceed 2^53. */
+    record AuditView(String id, Instant at, String actor, String action, String target, String detail) {
+        static AuditView of(AuditEntry e) {
+            return new AuditView(String.valueOf(e.id()), e.at(), e.actor(), e.action(), e.target(), e.detail());
         }
     }
 

@@ -1,72 +1,64 @@
 package io.pidpool.server.http;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
 import io.javalin.http.staticfiles.Location;
-import io.javalin.security.RouteRole;
 import io.javalin.util.JavalinBindException;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
-import io.pidpool.core.model.BatchId;
-import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.Names;
-import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
-import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
-import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.Role.Access;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The operator HTTP API of DESIGN.md §7 on Javalin (Jetty). Every {@code /api/v1} route needs an
- * {@code Authorization: Bearer <token>} whose role allows it (viewer: reads; operator: writes;
- * admin: everything); {@code /health} and the console at {@code /} are public.
+ * The operator HTTP API of DESIGN.md §7 on Javalin (Jetty): what every route shares. The routes
+ * themselves come in per-area {@link ApiRoutes} classes added with {@link #with(ApiRoutes)} before
+ * {@link #start()}; the four-argument constructor adds the built-in areas (cluster and health,
+ * modules, batches, PIDs).
  *
- * <p>Request bodies are read by this class, not by Javalin: at most {@code maxRequestBytes} are
- * read whether or not the client sent a {@code Content-Length} (larger bodies get 413), the
- * content type must be JSON (415), and the JSON is parsed strictly (duplicate keys, trailing
- * data and unknown fields are 400). Everything is validated before the {@link OperatorApi} is
- * called, so a rejected request changes nothing. Errors have one shape, {@code {"error", "field",
- * "code"}}, produced in one place ({@link #answerError}). The request log carries method, path,
- * status, duration and the token's name: never a body, a query or a header.
+ * <p>A route that names an {@link Access} needs an {@code Authorization: Bearer <token>} whose role
+ * allows it (viewer: reads; operator: writes; admin: everything), checked here before the handler
+ * runs: 401 without a valid token, 403 for a role that may not. Public routes: {@code /health} and
+ * the console at {@code /}.
  *
- * <p>Concurrency: handlers run on Jetty's thread pool and share no mutable state; {@code
- * ?wait=true} answers asynchronously when {@link OperatorApi#await} completes, holding no thread.
+ * <p>Request bodies are read by {@link Routes#readJson}, not by Javalin: at most {@code
+ * maxRequestBytes} are read whether or not the client sent a {@code Content-Length} (larger bodies
+ * get 413), the content type must be JSON (415), and the JSON is parsed strictly. Everything is
+ * validated before the {@link OperatorApi} is called, so a rejected request changes nothing.
+ * Errors have one shape, {@code {"error", "field", "code"}}, produced in one place ({@link
+ * #answerError}). The request log carries method, path, status, duration and the token's name:
+ * never a body, a query or a header.
+ *
+ * <p>Concurrency: routes are added by the building thread before start; handlers run on Jetty's
+ * thread pool and share no mutable state; {@code ?wait=true} answers asynchronously when {@link
+ * OperatorApi#await} completes, holding no thread.
  */
 public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
-    static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
-    static final Duration MAX_WAIT = Duration.ofMinutes(2);
-    private static final String PRINCIPAL = "pidpool.principal";
-    private static final String JSON = "application/json";
-
     /** Where to listen and how large a body may be. */
-    public record Settings(String host, int port, long maxRequestBytes) {
+    /**
+     * Where to listen and how large a body may be.
+     *
+     * @param metricsRequireToken whether {@code /metrics} needs a (viewer) token; open otherwise
+     */
+    public record Settings(String host, int port, long maxRequestBytes, boolean metricsRequireToken) {
+        public Settings(String host, int port, long maxRequestBytes) {
+            this(host, port, maxRequestBytes, false);
+        }
+
         public static Settings of(HttpConfig http) {
-            return new Settings(http.host(), http.port(), http.maxRequestBytes());
+            return new Settings(http.host(), http.port(), http.maxRequestBytes(), http.metricsRequireToken());
         }
     }
 
-    /** The access a route needs, as a Javalin route role. */
-    record Requires(Access access) implements RouteRole {}
-
-    /** An answer that is not a {@link PidPoolException}: 401, 413, 415. */
+    /** An answer that is not a {@link PidPoolException}: 401, 403, 413, 415. */
     static final class ApiException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final int status;
@@ -88,17 +80,30 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private final Settings settings;
-    private final OperatorApi api;
-    private final HealthCheck health;
     private final BearerTokens tokens;
+    private final Consumer<RejectedWrite> rejections;
     private final Javalin app;
+    private final Routes routes;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 
-    public HttpApi(Settings settings, OperatorApi api, HealthCheck health, BearerTokens tokens) {
+    /**
+     * The shared parts only, without an audit trail for refused writes (tests of one area): add
+     * every area with {@link #with(ApiRoutes)}.
+     */
+    public HttpApi(Settings settings, BearerTokens tokens) {
+        this(settings, tokens, attempt -> {});
+    }
+
+    /**
+     * The shared parts only: add every area with {@link #with(ApiRoutes)}.
+     *
+     * @param rejections receives every write request refused with a 4xx (for the audit trail); must
+     *     not throw
+     */
+    public HttpApi(Settings settings, BearerTokens tokens, Consumer<RejectedWrite> rejections) {
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.api = Objects.requireNonNull(api, "api");
-        this.health = Objects.requireNonNull(health, "health");
         this.tokens = Objects.requireNonNull(tokens, "tokens");
+        this.rejections = Objects.requireNonNull(rejections, "rejections");
         this.app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -110,7 +115,29 @@ public final class HttpApi implements AutoCloseable {
             });
             config.requestLogger.http(HttpApi::logRequest);
         });
-        routes();
+        this.routes = new Routes(app, settings.maxRequestBytes(), settings.metricsRequireToken());
+        app.beforeMatched(this::authorize);
+        app.exception(Exception.class, (e, ctx) -> answerError(ctx, e));
+        app.exception(HttpResponseException.class, (e, ctx) -> answerError(ctx, e));
+    }
+
+    /**
+     * The shared parts and the built-in areas: health and cluster, modules, batches, PIDs, audit;
+     * refused writes go to {@link OperatorApi#rejected}.
+     */
+    public HttpApi(Settings settings, OperatorApi api, HealthCheck health, BearerTokens tokens) {
+        this(settings, tokens, api::rejected);
+        BatchRoutes batches = new BatchRoutes(api);
+        with(new ClusterRoutes(api, health));
+        with(new ModuleRoutes(api, batches));
+        with(batches);
+        with(new PidRoutes(api));
+        with(new AuditRoutes(api));
+    }
+
+    /** Adds the alert and recommendation routes ({@link AdviceRoutes}); call before {@link #start()}. */
+    public HttpApi advice(io.pidpool.server.advice.AdviceApi advice) {
+        return with(new AdviceRoutes(advice));
     }
 
     /** Binds the port. Throws {@code UNAVAILABLE} if it is taken. */
@@ -128,6 +155,21 @@ public final class HttpApi implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Adds an admin-only JSON route (before {@link #start()}) for a feature that lives outside this
+     * class (e.g. key rotation): {@code handler} gets the token's name and returns the 200 body.
+     */
+    public HttpApi adminRoute(
+            io.javalin.http.HandlerType method, String path, java.util.function.Function<String, Object> handler) {
+        return with(routes -> routes.app()
+                .addHttpHandler(
+                        method,
+                        path,
+                        ctx -> Routes.answer(
+                                ctx, 200, handler.apply(Routes.principal(ctx).name())),
+                        new Routes.Requires(Access.ADMIN)));
+    }
+
     /** The bound port (the real one when configured with 0). */
     public int port() {
         return app.port();
@@ -140,81 +182,24 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    // ---------------------------------------------------------------- routes
-
-    private void routes() {
-        Requires read = new Requires(Access.READ);
-        Requires write = new Requires(Access.WRITE);
-
-        app.beforeMatched(this::authorize);
-        app.exception(Exception.class, (e, ctx) -> answerError(ctx, e));
-        app.exception(HttpResponseException.class, (e, ctx) -> answerError(ctx, e));
-
-        app.get("/health", ctx -> {
-            HealthCheck.Report report = health.report();
-            answer(ctx, report.status() == HealthCheck.Status.UP ? 200 : 503, report);
-        });
-        app.get(
-                "/api/v1/cluster",
-                ctx -> {
-                    OperatorApi.ClusterView view = api.cluster();
-                    answer(
-                            ctx,
-                            200,
-                            new ApiJson.Cluster(
-                                    view.cluster(),
-                                    view.self(),
-                                    view.leader(),
-                                    view.epoch(),
-                                    view.members(),
-                                    health.report()));
-                },
-                read);
-        app.get("/api/v1/modules", ctx -> answer(ctx, 200, new ApiJson.Modules(api.modules())), read);
-        app.get(
-                "/api/v1/modules/{module}",
-                ctx -> {
-                    ModuleKey module = moduleKey(ctx.pathParam("module"), "module");
-                    answer(
-                            ctx,
-                            200,
-                            api.module(module)
-                                    .orElseThrow(() -> PidPoolException.notFound("module", "no module %s", module)));
-                },
-                read);
-        app.put(
-                "/api/v1/modules/{module}",
-                ctx -> {
-                    ModuleKey module = moduleKey(ctx.pathParam("module"), "module");
-                    WaitSpec wait = waitSpec(ctx);
-                    Operation op = RequestParser.moduleSettings(module, readJson(ctx));
-                    submitAndAnswer(ctx, List.of(op), wait);
-                },
-                write);
-        app.post(
-                "/api/v1/batches",
-                ctx -> {
-                    WaitSpec wait = waitSpec(ctx);
-                    List<Operation> ops = RequestParser.batch(readJson(ctx));
-                    submitAndAnswer(ctx, ops, wait);
-                },
-                write);
-        app.get(
-                "/api/v1/batches/{id}",
-                ctx -> {
-                    BatchId id = batchId(ctx.pathParam("id"));
-                    BatchRecord batch =
-                            api.batch(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
-                    answer(ctx, 200, ApiJson.Batch.of(batch));
-                },
-                read);
-        app.get("/api/v1/pids", ctx -> answer(ctx, 200, api.pids(pidQuery(ctx))), read);
+    /**
+     * Adds an area's routes. Only before {@link #start()}; areas are registered in order, and a path
+     * may be registered by one area only.
+     */
+    public HttpApi with(ApiRoutes area) {
+        if (state.get() != State.NEW) {
+            throw PidPoolException.illegalState("routes must be added before the HTTP API starts");
+        }
+        Objects.requireNonNull(area, "area").register(routes);
+        return this;
     }
 
+    // ---------------------------------------------------------------- authentication
+
     private void authorize(Context ctx) {
-        Requires requires = ctx.routeRoles().stream()
-                .filter(Requires.class::isInstance)
-                .map(Requires.class::cast)
+        Routes.Requires requires = ctx.routeRoles().stream()
+                .filter(Routes.Requires.class::isInstance)
+                .map(Routes.Requires.class::cast)
                 .findFirst()
                 .orElse(null);
         if (requires == null) {
@@ -229,15 +214,18 @@ public final class HttpApi implements AutoCloseable {
         }
         Principal principal = tokens.authenticate(header.substring(7).trim())
                 .orElseThrow(() -> unauthenticated("invalid bearer token"));
-        ctx.attribute(PRINCIPAL, principal);
+        ctx.attribute(Routes.PRINCIPAL, principal);
         if (!principal.role().allows(requires.access())) {
             throw new ApiException(
                     403,
                     ErrorCode.FORBIDDEN.name(),
                     null,
                     "role " + principal.role().name().toLowerCase(Locale.ROOT) + " may not "
-                            + (requires.access() == Access.READ ? "read" : "change") + " this (needs "
-                            + (requires.access() == Access.ADMIN ? "admin" : "operator") + ")");
+                            + switch (requires.access()) {
+                                case READ -> "read this";
+                                case WRITE -> "change this (needs operator)";
+                                case ADMIN -> "use this (needs admin)";
+                            });
         }
     }
 
@@ -245,175 +233,14 @@ public final class HttpApi implements AutoCloseable {
         return new ApiException(401, "UNAUTHENTICATED", "Authorization", message);
     }
 
-    // ---------------------------------------------------------------- batches
-
-    private record WaitSpec(boolean waiting, Duration timeout) {}
-
-    private static WaitSpec waitSpec(Context ctx) {
-        String wait = ctx.queryParam("wait");
-        boolean waiting;
-        if (wait == null || wait.equals("false")) {
-            waiting = false;
-        } else if (wait.equals("true")) {
-            waiting = true;
-        } else {
-            throw PidPoolException.invalid("wait", "wait must be true or false, was '%s'", wait);
-        }
-        String timeout = ctx.queryParam("timeoutMs");
-        Duration duration = DEFAULT_WAIT;
-        if (timeout != null) {
-            long ms = parseLong(timeout, "timeoutMs");
-            if (ms < 1 || ms > MAX_WAIT.toMillis()) {
-                throw PidPoolException.invalid(
-                        "timeoutMs", "timeoutMs must be within 1..%d, was %d", MAX_WAIT.toMillis(), ms);
-            }
-            duration = Duration.ofMillis(ms);
-        }
-        return new WaitSpec(waiting, duration);
-    }
-
-    private void submitAndAnswer(Context ctx, List<Operation> ops, WaitSpec wait) {
-        Principal principal = Objects.requireNonNull(ctx.attribute(PRINCIPAL), "principal");
-        // the batch-wide rules (total PIDs, a PID in two operations) before anything is recorded
-        OperationBatch.pending(new BatchId(0), ops, principal.name(), Instant.EPOCH);
-        BatchId id = api.submit(ops, principal.name());
-        ctx.header("Location", "/api/v1/batches/" + id);
-        if (wait.waiting()) {
-            // no Jetty thread waits: the answer is written when the future completes
-            ctx.future(() -> api.await(id, wait.timeout()).thenAccept(batch -> answerBatch(ctx, batch)));
-        } else {
-            answerBatch(
-                    ctx,
-                    api.batch(id)
-                            .orElseThrow(() -> PidPoolException.unavailable(
-                                    "batch " + id + " was accepted but cannot be read back yet; GET /api/v1/batches/"
-                                            + id,
-                                    null)));
-        }
-    }
-
-    private static void answerBatch(Context ctx, BatchRecord batch) {
-        answer(ctx, batch.status().isFinal() ? 200 : 202, ApiJson.Batch.of(batch));
-    }
-
-    // ---------------------------------------------------------------- parameters and bodies
-
-    private static OperatorApi.PidQuery pidQuery(Context ctx) {
-        String module = ctx.queryParam("module");
-        String state = ctx.queryParam("state");
-        String status = ctx.queryParam("status");
-        String after = ctx.queryParam("after");
-        String limit = ctx.queryParam("limit");
-        int size = OperatorApi.PidQuery.DEFAULT_LIMIT;
-        if (limit != null) {
-            long n = parseLong(limit, "limit");
-            if (n < 1 || n > OperatorApi.PidQuery.MAX_LIMIT) {
-                throw PidPoolException.invalid(
-                        "limit", "limit must be within 1..%d, was %d", OperatorApi.PidQuery.MAX_LIMIT, n);
-            }
-            size = (int) n;
-        }
-        return new OperatorApi.PidQuery(
-                module == null ? null : moduleKey(module, "module"),
-                state == null ? null : enumValue(PidState.class, state, "state"),
-                status == null ? null : enumValue(PidStatus.class, status, "status"),
-                after == null ? null : Names.requirePidId(after, "after"),
-                size);
-    }
-
-    private static <E extends Enum<E>> E enumValue(Class<E> type, String text, String field) {
-        for (E value : type.getEnumConstants()) {
-            if (value.name().equalsIgnoreCase(text)) {
-                return value;
-            }
-        }
-        throw PidPoolException.invalid(
-                field, "%s must be one of %s, was '%s'", field, List.of(type.getEnumConstants()), text);
-    }
-
-    private static ModuleKey moduleKey(String text, String field) {
-        try {
-            return ModuleKey.parse(text);
-        } catch (PidPoolException e) {
-            throw PidPoolException.invalid(field, "%s", e.getMessage());
-        }
-    }
-
-    private static BatchId batchId(String text) {
-        return new BatchId(parseLong(text, "id"));
-    }
-
-    private static long parseLong(String text, String field) {
-        try {
-            return Long.parseLong(text);
-        } catch (NumberFormatException e) {
-            throw PidPoolException.invalid(field, "%s must be an integer, was '%s'", field, text);
-        }
-    }
-
-    /** Reads at most maxRequestBytes of a JSON body and parses it strictly. */
-    private JsonNode readJson(Context ctx) {
-        String type = ctx.contentType();
-        String mediaType = type == null ? "" : type.split(";", 2)[0].trim();
-        if (!mediaType.equalsIgnoreCase(JSON)) {
-            throw new ApiException(
-                    415,
-                    "UNSUPPORTED_MEDIA_TYPE",
-                    "Content-Type",
-                    "Content-Type must be application/json, was " + (type == null ? "(none)" : "'" + type + "'"));
-        }
-        long limit = settings.maxRequestBytes();
-        long declared = ctx.req().getContentLengthLong();
-        if (declared > limit) {
-            throw tooLarge(limit);
-        }
-        byte[] body;
-        try (InputStream in = ctx.req().getInputStream()) {
-            body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
-        } catch (IOException e) {
-            throw new UncheckedIOException("reading the request body failed", e);
-        }
-        if (body.length > limit) {
-            throw tooLarge(limit);
-        }
-        if (body.length == 0) {
-            throw PidPoolException.invalid(null, "the request body is empty; expected a JSON object");
-        }
-        try {
-            JsonNode node = ApiJson.MAPPER.readTree(body);
-            if (node == null || node.isMissingNode()) {
-                throw PidPoolException.invalid(null, "the request body is empty; expected a JSON object");
-            }
-            return node;
-        } catch (JsonProcessingException e) {
-            // the parser's own message may quote the offending token (which may be a secret)
-            var at = e.getLocation();
-            String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-            throw PidPoolException.invalid(null, "malformed JSON%s", where);
-        } catch (IOException e) {
-            throw new UncheckedIOException("reading the request body failed", e);
-        }
-    }
-
-    private static ApiException tooLarge(long limit) {
-        return new ApiException(413, "PAYLOAD_TOO_LARGE", null, "request body exceeds " + limit + " bytes");
-    }
-
     // ---------------------------------------------------------------- answers
 
     private static void answer(Context ctx, int status, Object body) {
-        byte[] bytes;
-        try {
-            bytes = ApiJson.MAPPER.writeValueAsBytes(body);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(
-                    "response of type " + body.getClass().getSimpleName() + " is not JSON", e);
-        }
-        ctx.status(status).contentType(JSON).result(bytes);
+        Routes.answer(ctx, status, body);
     }
 
     /** The one place where failures become HTTP answers. */
-    private static void answerError(Context ctx, Exception e) {
+    private void answerError(Context ctx, Exception e) {
         int status;
         ApiJson.Error error;
         if (e instanceof PidPoolException p) {
@@ -437,10 +264,42 @@ public final class HttpApi implements AutoCloseable {
             error = new ApiJson.Error("internal error", null, "INTERNAL");
             log.error("{} {} failed", ctx.method(), ctx.path(), e);
         }
+        if (status >= 400 && status < 500 && isWrite(ctx)) {
+            audit(ctx, status, error);
+        }
         if (status >= 500 && status != 500) {
             log.warn("{} {} -> {}: {}", ctx.method(), ctx.path(), status, e.getMessage());
         }
         answer(ctx, status, error);
+    }
+
+    private static boolean isWrite(Context ctx) {
+        return switch (ctx.method()) {
+            case POST, PUT, PATCH, DELETE -> true;
+            default -> false;
+        };
+    }
+
+    private void audit(Context ctx, int status, ApiJson.Error error) {
+        Principal principal = ctx.attribute(Routes.PRINCIPAL);
+        try {
+            rejections.accept(new RejectedWrite(
+                    principal == null ? RejectedWrite.ANONYMOUS : principal.name(),
+                    ctx.method().name(),
+                    ctx.path(),
+                    status,
+                    error.code(),
+                    error.field(),
+                    error.error(),
+                    ctx.ip()));
+        } catch (RuntimeException e) {
+            log.warn(
+                    "{} {} -> {}: the refusal could not be audited: {}",
+                    ctx.method(),
+                    ctx.path(),
+                    status,
+                    e.toString());
+        }
     }
 
     static int statusOf(ErrorCode code) {
@@ -454,7 +313,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private static void logRequest(Context ctx, Float millis) {
-        Principal principal = ctx.attribute(PRINCIPAL);
+        Principal principal = ctx.attribute(Routes.PRINCIPAL);
         String who = principal == null ? "-" : principal.name();
         if (ctx.path().equals("/health")) {
             log.debug("{} {} -> {} ({} ms)", ctx.method(), ctx.path(), ctx.statusCode(), Math.round(millis));

@@ -7,6 +7,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
 import java.time.Duration;
 import java.util.List;
@@ -50,6 +51,19 @@ public interface OperatorApi {
     /** One page of PIDs matching the query, sorted by id. */
     PidPage pids(PidQuery query);
 
+    /** The newest batches, newest first, at most {@code limit}. */
+    List<BatchRecord> batches(int limit);
+
+    /** The newest audit entries, newest first, at most {@code limit}. */
+    List<AuditEntry> audit(int limit);
+
+    /**
+     * Writes a refused write attempt (401, 403, validation failure, too large …) to the audit trail,
+     * in a transaction of its own (nothing else was written). Never throws: a failure is logged,
+     * since the caller is already answering with an error.
+     */
+    void rejected(RejectedWrite attempt);
+
     /**
      * @param self the id of the server that answers
      * @param leader the leader's id, or {@code null} while there is none
@@ -68,6 +82,9 @@ public interface OperatorApi {
      * @param pids accounts of the module
      * @param assignable the ACTIVE ones
      * @param held of those, held by a live instance
+     * @param monthlyQuota the sum of its accounts' monthly quotas
+     * @param used commands used this month on its accounts (the usage ledger: deductions minus
+     *     refunds, as far as they have been synced from Redis)
      */
     record ModuleView(
             ModuleKey module,
@@ -76,9 +93,23 @@ public interface OperatorApi {
             int pids,
             int assignable,
             int held,
-            List<InstanceView> instances) {
+            List<InstanceView> instances,
+            long monthlyQuota,
+            long used) {
         public ModuleView {
             instances = List.copyOf(instances);
+        }
+
+        /** Without usage figures. */
+        public ModuleView(
+                ModuleKey module,
+                int servers,
+                long monthlyDemand,
+                int pids,
+                int assignable,
+                int held,
+                List<InstanceView> instances) {
+            this(module, servers, monthlyDemand, pids, assignable, held, instances, 0, 0);
         }
     }
 
@@ -95,6 +126,7 @@ public interface OperatorApi {
      * @param instance the holder, or {@code null} when unassigned
      * @param nodeState the state of its ZooKeeper node, or {@code null} when unassigned
      * @param error the SDK's error report in the node, empty if none
+     * @param used commands used this month (the usage ledger, as far as synced from Redis)
      */
     record PidView(
             String id,
@@ -104,7 +136,21 @@ public interface OperatorApi {
             long overageAllowance,
             InstanceId instance,
             PidState nodeState,
-            String error) {}
+            String error,
+            long used) {
+        /** Without a usage figure. */
+        public PidView(
+                String id,
+                ModuleKey module,
+                PidStatus status,
+                long monthlyQuota,
+                long overageAllowance,
+                InstanceId instance,
+                PidState nodeState,
+                String error) {
+            this(id, module, status, monthlyQuota, overageAllowance, instance, nodeState, error, 0);
+        }
+    }
 
     /**
      * A filter and a page. Every filter may be {@code null} (no filter).

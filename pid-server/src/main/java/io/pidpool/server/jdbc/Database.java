@@ -3,6 +3,7 @@ package io.pidpool.server.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.core.port.Repositories;
 import java.time.Clock;
 import java.util.Objects;
@@ -54,7 +55,7 @@ public final class Database implements AutoCloseable {
         // exception messages name the statement, never its arguments (sealed secrets are arguments)
         jdbi.getConfig(StatementExceptions.class)
                 .setMessageRendering(StatementExceptions.MessageRendering.SHORT_STATEMENT);
-        this.session = new JdbiSession(jdbi, new SqlErrors(dialect));
+        this.session = new JdbiSession(jdbi, new SqlErrors(dialect), dialect.snapshotIsolation());
     }
 
     /** Opens a pool with default sizes, migrates the schema and returns the database. */
@@ -94,6 +95,16 @@ public final class Database implements AutoCloseable {
                 new JdbiOperationLog(session, clock),
                 new JdbiAuditLog(session),
                 new JdbiUsageLedger(session));
+    }
+
+    /** The alert store over this database (table {@code alert}, docs/alerts.md). */
+    public io.pidpool.core.port.AlertStore alerts() {
+        return new JdbiAlertStore(session);
+    }
+
+    /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
+    public CooldownRepository cooldowns() {
+        return new JdbiCooldownRepository(session);
     }
 
     public Dialect dialect() {

@@ -20,6 +20,8 @@ public enum Dialect {
             "SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, IF(@@SESSION.sql_mode = '', '', ','),"
                     + " 'STRICT_ALL_TABLES')");
 
+    private static final int H2_TRANSACTION_SNAPSHOT = 6;
+
     private final String timestampType;
     private final String tableOptions;
     private final String connectionInitSql;
@@ -50,6 +52,18 @@ public enum Dialect {
     /** Values of the Flyway placeholders in {@code db/pidpool}. */
     Map<String, String> placeholders() {
         return Map.of("pidpool_timestamp", timestampType, "pidpool_table_options", tableOptions);
+    }
+
+    /**
+     * The JDBC isolation level of a read-only transaction that must see one committed state across
+     * several statements. PostgreSQL's and InnoDB's REPEATABLE READ take one snapshot for the whole
+     * transaction; H2's REPEATABLE READ takes each table's snapshot when the transaction first reads
+     * it, so a commit between two statements can show half of itself (a DEALED batch without its
+     * results). H2's own SNAPSHOT level (JDBC value 6, {@code org.h2.engine.Constants
+     * .TRANSACTION_SNAPSHOT}) snapshots every table at the first statement.
+     */
+    int snapshotIsolation() {
+        return this == H2 ? H2_TRANSACTION_SNAPSHOT : java.sql.Connection.TRANSACTION_REPEATABLE_READ;
     }
 
     /** Run on every new pooled connection, or null. */

@@ -97,6 +97,25 @@ final class JdbiOperationLog implements OperationLog {
     }
 
     @Override
+    public List<BatchRecord> recent(int limit) {
+        StorageLimits.requireLimit(limit);
+        return session.snapshot(h -> {
+            List<Long> ids = h.createQuery(
+                            "SELECT batch_id FROM op_batch ORDER BY batch_id DESC FETCH FIRST " + limit + " ROWS ONLY")
+                    .mapTo(Long.class)
+                    .list();
+            var byId = new java.util.HashMap<Long, BatchRecord>();
+            for (List<Long> chunk : Rows.chunks(ids)) {
+                load(h, chunk).forEach(b -> byId.put(b.id().value(), b));
+            }
+            return ids.stream()
+                    .map(byId::get)
+                    .filter(java.util.Objects::nonNull)
+                    .toList();
+        });
+    }
+
+    @Override
     public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
         Preconditions.requireNonNull(id, "id");
         return session.write("id", h -> {

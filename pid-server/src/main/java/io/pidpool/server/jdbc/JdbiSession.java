@@ -37,6 +37,9 @@ final class JdbiSession {
 
     private final Jdbi jdbi;
     private final SqlErrors errors;
+    /** JDBC level of {@link #snapshot} reads ({@link Dialect#snapshotIsolation}). */
+    private final int snapshotIsolation;
+
     private final ThreadLocal<Tx> current = new ThreadLocal<>();
     private final AtomicLong savepoints = new AtomicLong();
 
@@ -51,9 +54,10 @@ final class JdbiSession {
         }
     }
 
-    JdbiSession(Jdbi jdbi, SqlErrors errors) {
+    JdbiSession(Jdbi jdbi, SqlErrors errors, int snapshotIsolation) {
         this.jdbi = jdbi;
         this.errors = errors;
+        this.snapshotIsolation = snapshotIsolation;
     }
 
     /**
@@ -87,15 +91,22 @@ final class JdbiSession {
     }
 
     /**
-     * Runs multi-statement reads on one consistent snapshot (REPEATABLE READ) unless a transaction is
-     * running, which they join.
+     * Runs multi-statement reads on one consistent snapshot of the whole database (REPEATABLE READ on
+     * PostgreSQL and MariaDB, SNAPSHOT on H2: {@link Dialect#snapshotIsolation}) unless a transaction
+     * is running, which they join.
      */
     <T> T snapshot(HandleCallback<T, RuntimeException> work) {
         if (current.get() != null) {
             return read(work);
         }
         try (Handle handle = jdbi.open()) {
-            return handle.inTransaction(TransactionIsolationLevel.REPEATABLE_READ, work);
+            TransactionIsolationLevel before = handle.getTransactionIsolationLevel();
+            handle.setTransactionIsolationLevel(snapshotIsolation);
+            try {
+                return handle.inTransaction(work);
+            } finally {
+                handle.setTransactionIsolationLevel(before);
+            }
         } catch (RuntimeException e) {
             throw errors.translateOrPass(e, null);
         }

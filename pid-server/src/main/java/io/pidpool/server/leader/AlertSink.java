@@ -13,6 +13,12 @@ import org.slf4j.LoggerFactory;
 public interface AlertSink {
     void alert(String message);
 
+    /**
+     * The leader stopped seeing a condition it alerted once under {@code key} (e.g. {@code
+     * signal:brake:<module>} when the mass-failure brake releases). Default: nothing.
+     */
+    default void cleared(String key) {}
+
     static AlertSink logging() {
         Logger log = LoggerFactory.getLogger(AlertSink.class);
         return message -> log.warn("{}", message);

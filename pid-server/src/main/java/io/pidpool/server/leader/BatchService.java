@@ -3,7 +3,6 @@ package io.pidpool.server.leader;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Operation;
@@ -43,7 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class BatchService {
     private static final Logger log = LoggerFactory.getLogger(BatchService.class);
-    private static final int TORN_READ_ATTEMPTS = 5;
 
     private final Repositories repos;
     private final Function<String, SealedSecret> sealer;
@@ -80,7 +78,17 @@ public final class BatchService {
      *     batch, UNAVAILABLE if the database cannot be reached
      */
     public BatchId submit(List<Operation> operations, String requestedBy) {
+        return submit(operations, requestedBy, ops -> {});
+    }
+
+    /**
+     * {@link #submit(List, String)} after {@code check} accepted the operations: the check runs in
+     * the transaction that records the batch and its audit row, so a check that throws records
+     * nothing (e.g. {@link BatchValidator#check}).
+     */
+    public BatchId submit(List<Operation> operations, String requestedBy, Consumer<List<Operation>> check) {
         requireNonNull(operations, "operations");
+        requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
         BatchId id = new BatchId(ids.getAsLong());
         OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
@@ -88,6 +96,7 @@ public final class BatchService {
         AuditEntry audit = new AuditEntry(
                 ids.getAsLong(), clock.instant(), requestedBy, "batch.accepted", id.toString(), summary(operations));
         repos.transactor().useTransaction(() -> {
+            check.accept(batch.operations());
             repos.operations().append(record);
             repos.audit().append(audit);
         });
@@ -109,22 +118,10 @@ public final class BatchService {
         return operations.size() + " operations " + counts;
     }
 
-    /** The batch as stored now. */
+    /** The batch as stored now (one committed state: the log reads it on one snapshot). */
     public Optional<BatchRecord> get(BatchId id) {
         requireNonNull(id, "id");
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return repos.operations().find(id);
-            } catch (PidPoolException e) {
-                // a read racing the leader's commit can come out torn (seen on H2: status DEALED but
-                // the results not yet visible), which the record refuses as INVALID_ARGUMENT; the
-                // commit is atomic, so reading again gives a consistent picture
-                if (e.code() != ErrorCode.INVALID_ARGUMENT || attempt >= TORN_READ_ATTEMPTS) {
-                    throw e;
-                }
-                log.debug("batch {} read torn ({}); reading again", id, e.getMessage());
-            }
-        }
+        return repos.operations().find(id);
     }
 
     /**

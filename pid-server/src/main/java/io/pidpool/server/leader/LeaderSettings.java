@@ -157,6 +157,11 @@ public record LeaderSettings(
                 zkTimeout);
     }
 
+    /** The same with another {@link #cooldown()} (server.yml {@code advice.cooldownMs}). */
+    public LeaderSettings withCooldown(Duration value) {
+        return withFailurePolicy(ackTimeout, maxFailures, retryBackoff, value);
+    }
+
     public LeaderSettings withRebalanceDelay(Duration value) {
         return new LeaderSettings(
                 grace,

@@ -143,6 +143,12 @@ public final class LeaderState {
         return failures.getOrDefault(pid, 0);
     }
 
+    /** Whether the PID waits out the backoff after a failed ADDING. */
+    public boolean backingOff(String pid, long nowNanos) {
+        Long backoff = backoffUntil.get(pid);
+        return backoff != null && nowNanos - backoff < 0;
+    }
+
     /** Whether the PID may be offered to an instance now (not backing off after a failure, not cooling down). */
     public boolean offerable(String pid, long nowNanos) {
         Long backoff = backoffUntil.get(pid);

@@ -4,6 +4,7 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.Cooldown;
 import java.util.Collection;
 import java.util.List;
 
@@ -26,6 +27,14 @@ public interface LeaderStore {
 
     /** Replaces stored accounts, e.g. to put one into cooldown or take it out. */
     void updatePids(Collection<PidAccount> pids);
+
+    /** The stored cooldowns (end times survive a change of leader); empty if this store keeps none. */
+    default List<Cooldown> loadCooldowns() {
+        return List.of();
+    }
+
+    /** Stores cooldowns that started and removes those that ended, in one go. */
+    default void recordCooldowns(Collection<Cooldown> started, Collection<String> ended) {}
 
     record Snapshot(List<ModuleConfig> modules, List<PidAccount> pids, List<Assignment> assignments) {
         public Snapshot {

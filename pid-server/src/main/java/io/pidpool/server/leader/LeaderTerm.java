@@ -7,6 +7,7 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
@@ -17,6 +18,7 @@ import io.pidpool.server.zk.WriteResult;
 import io.pidpool.server.zk.ZkSupport;
 import io.pidpool.server.zk.ZkWrite;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -55,6 +57,7 @@ final class LeaderTerm {
     private static final long PASS_DEBOUNCE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private static final int BATCHES_PER_ROUND = 16;
+    private static final int NOTIFY_ATTEMPTS = 3;
     private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
     /** While events flow, the placement runs at least this often even if nothing structural changed. */
     private static final long PLACEMENT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -94,7 +97,9 @@ final class LeaderTerm {
     private boolean passScheduled;
     private boolean rescanRunning;
     private boolean rescanAgain;
+    /** Whether {@code /notify} existed when last seen: chooses create or setData for DEALED. */
     private boolean notifyExists;
+
     private long passes;
     private long fullPasses;
     private long placements;
@@ -116,7 +121,7 @@ final class LeaderTerm {
     LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
         this.ctx = ctx;
         this.onFenced = onFenced;
-        this.reconciler = new Reconciler(ctx.layout(), ctx.settings());
+        this.reconciler = new Reconciler(ctx.layout(), ctx.settings(), ctx.clock());
         this.batches = new BatchApplier(ctx.repositories(), ctx.batchHook());
     }
 
@@ -132,6 +137,7 @@ final class LeaderTerm {
                 token,
                 ctx.settings().maxOpsPerMulti(),
                 ctx.settings().maxInFlightMultis(),
+                ctx.acl(),
                 cause -> ctx.serial().execute(() -> fenced(cause)));
         Duration negotiated = ZkSupport.negotiatedSessionTimeout(ctx.client());
         grace = ctx.settings().graceFor(negotiated);
@@ -247,24 +253,45 @@ final class LeaderTerm {
         ctx.quota().reconcile(limits);
     }
 
+    /**
+     * Writes {@code DEALED|id} to {@code /notify} with create-or-set semantics: {@link #notifyExists}
+     * is only a guess (a follower may create the node after the term looked, or someone may delete
+     * it), so a create that meets NODEEXISTS is sent again at once as a setData, and a setData that
+     * meets NONODE as a create. Waiters on every server are woken by this write; losing it would
+     * leave them to their poll.
+     */
     private void notifyDealed(BatchId id) {
+        notifyDealed(id, notifyExists, NOTIFY_ATTEMPTS);
+    }
+
+    private void notifyDealed(BatchId id, boolean asSet, int attemptsLeft) {
         byte[] data = new NotifySignal(NotifySignal.Phase.DEALED, id).encode();
         String path = ctx.layout().notifyNode();
-        ZkWrite write = notifyExists ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
+        ZkWrite write = asSet ? new ZkWrite.SetData(path, data, -1) : ZkWrite.persistent(path, data);
         writer.submit(List.of(write))
                 .whenCompleteAsync(
                         (done, error) -> {
                             if (error == null) {
                                 notifyExists = true;
-                            } else if (!closed) {
-                                // waiters poll the database too; only the wake-up is lost
-                                notifyExists =
-                                        unwrap(error).code() == ErrorCode.CONFLICT; // NOT_FOUND: create it next time
-                                log.info(
-                                        "could not signal DEALED for batch {}: {}",
-                                        id,
-                                        unwrap(error).getMessage());
+                                return;
                             }
+                            if (closed) {
+                                return;
+                            }
+                            ErrorCode code = unwrap(error).code();
+                            boolean wrongGuess = asSet ? code == ErrorCode.NOT_FOUND : code == ErrorCode.CONFLICT;
+                            if (wrongGuess) {
+                                notifyExists = !asSet;
+                                if (attemptsLeft > 1) {
+                                    notifyDealed(id, !asSet, attemptsLeft - 1);
+                                    return;
+                                }
+                            }
+                            // waiters poll the database too; only the wake-up is lost
+                            log.info(
+                                    "could not signal DEALED for batch {}: {}",
+                                    id,
+                                    unwrap(error).getMessage());
                         },
                         ctx.serial());
         writer.flush();
@@ -359,9 +386,24 @@ final class LeaderTerm {
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        loadCooldowns(); // stored end times: a new leader does not start them over
         lastLoadNanos = ctx.ticker().read();
         lastLoadCostNanos = lastLoadNanos - t0;
         fullRequested = true;
+    }
+
+    /**
+     * The stored cooldowns are the source of truth for their end times: each is converted from wall
+     * time to this leader's monotonic time (an end in the past ends at the next pass). A cooldown this
+     * term knows but could not store is kept.
+     */
+    private void loadCooldowns() {
+        long now = ctx.ticker().read();
+        Instant wall = ctx.clock().instant();
+        for (Cooldown stored : ctx.store().loadCooldowns()) {
+            long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
+            state.replay(new LeaderRecord.CooldownStarted(stored.pidId(), now + left));
+        }
     }
 
     /** Re-reads the whole tree (sync + scan) in the background and merges it into the view. */
@@ -405,6 +447,7 @@ final class LeaderTerm {
         }
         passes++;
         long now = ctx.ticker().read();
+        java.util.Set<String> alertedBefore = state.alertKeys();
         Set<String> dirty = ctx.view().drainDirtyPids();
         boolean full =
                 fullRequested || now - lastFullNanos >= Math.max(FULL_PASS_INTERVAL_NANOS, 10 * lastFullCostNanos);
@@ -452,6 +495,7 @@ final class LeaderTerm {
             lastPlacementCostNanos = decideCost;
         }
         decision.alerts().forEach(ctx.alerts()::alert);
+        alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
         for (Intent intent : decision.intents()) {
             submit(intent);
         }
@@ -469,6 +513,8 @@ final class LeaderTerm {
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
+        // the end time first: a COOLDOWN status without it would be started over by a new leader
+        ctx.store().recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds());
         if (!decision.pidUpdates().isEmpty()) {
             ctx.store().updatePids(decision.pidUpdates());
             for (PidAccount pid : decision.pidUpdates()) {

@@ -6,9 +6,11 @@ import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.zk.ZkScanner;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.data.ACL;
 
 /** What a {@link LeaderTerm} borrows from the {@link PidPoolNode} that runs it. */
 record NodeContext(
@@ -27,4 +29,5 @@ record NodeContext(
         Function<Duration, PlacementPolicy> placement,
         AlertSink alerts,
         Ticker ticker,
-        Clock clock) {}
+        Clock clock,
+        List<ACL> acl) {}

@@ -4,6 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
@@ -26,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -98,13 +100,16 @@ public final class PidPoolNode implements AutoCloseable {
         this.layout = b.layout;
         this.settings = b.settings;
         this.connectTimeout = b.connectionTimeout;
-        this.client = CuratorFrameworkFactory.builder()
-                .connectString(b.connectString)
-                .namespace(layout.namespace())
-                .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
-                .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
-                .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
-                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy())
+        this.client = b.zkAuth
+                .configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(b.connectString)
+                                .namespace(layout.namespace())
+                                .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
+                                .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
+                                .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
+                                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy()),
+                        layout.namespace())
                 .build();
         this.serial = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-node-" + nodeId);
@@ -124,7 +129,7 @@ public final class PidPoolNode implements AutoCloseable {
                 client,
                 layout,
                 settings,
-                new RepositoryLeaderStore(b.repositories),
+                new RepositoryLeaderStore(b.repositories, b.cooldowns),
                 b.repositories,
                 quota,
                 b.quotaReconcileInterval,
@@ -135,7 +140,8 @@ public final class PidPoolNode implements AutoCloseable {
                 b.placement,
                 b.alerts,
                 b.ticker,
-                b.clock);
+                b.clock,
+                b.zkAuth.acl());
         this.batches = new BatchService(
                 b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
     }
@@ -433,6 +439,15 @@ public final class PidPoolNode implements AutoCloseable {
         });
     }
 
+    /** Test hook: PIDs in cooldown with their end on the node's ticker, and the term's pass count. */
+    Map<String, Long> cooldownsForTests() {
+        return call(() -> term == null ? Map.of() : Map.copyOf(term.state().cooldowns()));
+    }
+
+    long passesForTests() {
+        return call(() -> term == null ? 0L : term.passes());
+    }
+
     /** Test hook: the quota provisioning of this node. */
     QuotaSync quotaSync() {
         return quota;
@@ -506,6 +521,7 @@ public final class PidPoolNode implements AutoCloseable {
         private LeaderSettings settings = LeaderSettings.defaults();
         private Repositories repositories;
         private Function<String, SealedSecret> sealer;
+        private ZkAuth zkAuth = ZkAuth.none();
         private LongSupplier ids;
         private QuotaProvisioner quotaProvisioner = QuotaProvisioner.logging();
         private Duration quotaReconcileInterval = Duration.ofSeconds(30);
@@ -513,6 +529,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Runnable batchHook = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
+        private io.pidpool.core.port.CooldownRepository cooldowns;
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
 
@@ -555,6 +572,15 @@ public final class PidPoolNode implements AutoCloseable {
         /** The database (Jdbi adapters in production). */
         public Builder repositories(Repositories value) {
             this.repositories = requireNonNull(value, "repositories");
+            return this;
+        }
+
+        /**
+         * ZooKeeper authentication and the ACL of every node the node (and, leading, its fenced
+         * writer) creates; default none (open ACL).
+         */
+        public Builder zkAuth(ZkAuth value) {
+            this.zkAuth = requireNonNull(value, "zkAuth");
             return this;
         }
 
@@ -610,6 +636,15 @@ public final class PidPoolNode implements AutoCloseable {
          */
         public Builder placement(Function<Duration, PlacementPolicy> value) {
             this.placement = requireNonNull(value, "placement");
+            return this;
+        }
+
+        /**
+         * Where cooldown end times are stored (e.g. {@code Database.cooldowns()}), so that a new
+         * leader keeps them; default none: a new leader starts every cooldown over.
+         */
+        public Builder cooldowns(io.pidpool.core.port.CooldownRepository value) {
+            this.cooldowns = value;
             return this;
         }
 

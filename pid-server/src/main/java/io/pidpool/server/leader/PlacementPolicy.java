@@ -22,9 +22,27 @@ public interface PlacementPolicy {
     Placement plan(List<ModuleInput> modules, long nowNanos);
 
     /**
-     * @param desired the module's assignable PIDs (database: ACTIVE, this module, not cooling down)
+     * @param desired the module's PIDs (database: ACTIVE or COOLDOWN, this module, not backing off
+     *     after a failed ADDING)
+     * @param cooldowns PIDs in cooldown with the (monotonic) time it ends: desired, but to be handed
+     *     to nobody and withdrawn from their holder until then
      */
-    record ModuleInput(ModuleConfig config, Set<String> desired, List<LiveInput> live, List<DepartedInput> departed) {
+    record ModuleInput(
+            ModuleConfig config,
+            Set<String> desired,
+            List<LiveInput> live,
+            List<DepartedInput> departed,
+            Map<String, Long> cooldowns) {
+        public ModuleInput {
+            cooldowns = cooldowns == null ? Map.of() : Map.copyOf(cooldowns);
+        }
+
+        /** A module without cooldowns. */
+        public ModuleInput(
+                ModuleConfig config, Set<String> desired, List<LiveInput> live, List<DepartedInput> departed) {
+            this(config, desired, live, departed, Map.of());
+        }
+
         public ModuleKey key() {
             return config.key();
         }

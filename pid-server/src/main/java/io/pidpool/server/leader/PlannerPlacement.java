@@ -39,7 +39,7 @@ public final class PlannerPlacement implements PlacementPolicy {
             List<DepartedInstance> departed = module.departed().stream()
                     .map(d -> new DepartedInstance(d.id(), d.sessionId(), d.departedAtNanos(), d.pids(), d.released()))
                     .toList();
-            snapshots.add(new ModuleSnapshot(module.config(), module.desired(), live, departed));
+            snapshots.add(new ModuleSnapshot(module.config(), module.desired(), live, departed, module.cooldowns()));
         }
         Plan plan = planner.plan(new ClusterSnapshot(snapshots), state, nowNanos);
         state = plan.nextState();
@@ -84,6 +84,8 @@ public final class PlannerPlacement implements PlacementPolicy {
             return Signal.alert(
                     "unassignable:" + none.module(),
                     none.module() + ": " + none.pids().size() + " PIDs have no live instance to go to");
+        } else if (signal instanceof PlanSignal.CoolingDown cooling) {
+            return Signal.info(cooling.module() + ": " + cooling.pids().size() + " PIDs in cooldown");
         } else if (signal instanceof PlanSignal.AwaitingRelease waiting) {
             return Signal.info(waiting.module() + ": " + waiting.pids().size() + " PIDs await release");
         } else if (signal instanceof PlanSignal.VacancyReserved vacancy) {

@@ -8,6 +8,8 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.port.Cooldown;
+import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
@@ -16,6 +18,8 @@ import io.pidpool.server.leader.PlacementPolicy.DepartedInput;
 import io.pidpool.server.leader.PlacementPolicy.LiveInput;
 import io.pidpool.server.leader.PlacementPolicy.ModuleInput;
 import io.pidpool.server.zk.ZkWrite;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -48,12 +52,18 @@ final class Reconciler {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Reconciler.class);
 
     /** What one pass decided. */
+    /**
+     * @param cooldownStarts cooldowns to store (their end times survive a change of leader)
+     * @param cooldownEnds PIDs whose stored cooldown ended
+     */
     record Decision(
             List<Intent> intents,
             List<Assignment> rowUpserts,
             Set<String> rowRemovals,
             List<PidAccount> pidUpdates,
-            List<String> alerts) {}
+            List<String> alerts,
+            List<Cooldown> cooldownStarts,
+            Set<String> cooldownEnds) {}
 
     /**
      * What a pass looks at. A <em>full</em> pass is level-triggered over everything (term start,
@@ -69,10 +79,17 @@ final class Reconciler {
 
     private final ZkLayout layout;
     private final LeaderSettings settings;
+    private final Clock clock;
 
     Reconciler(ZkLayout layout, LeaderSettings settings) {
+        this(layout, settings, Clock.systemUTC());
+    }
+
+    /** @param clock wall time for the stored cooldown end times (decisions use the monotonic time) */
+    Reconciler(ZkLayout layout, LeaderSettings settings, Clock clock) {
         this.layout = layout;
         this.settings = settings;
+        this.clock = clock;
     }
 
     Decision decide(
@@ -96,7 +113,14 @@ final class Reconciler {
         pass.handshakes();
         pass.place(policy);
         pass.rows();
-        return new Decision(pass.intents, pass.rowUpserts, pass.rowRemovals, pass.pidUpdates, pass.alerts);
+        return new Decision(
+                pass.intents,
+                pass.rowUpserts,
+                pass.rowRemovals,
+                pass.pidUpdates,
+                pass.alerts,
+                pass.cooldownStarts,
+                pass.cooldownEnds);
     }
 
     private final class Pass {
@@ -111,6 +135,8 @@ final class Reconciler {
         final Set<String> rowRemovals = new TreeSet<>();
         final List<PidAccount> pidUpdates = new ArrayList<>();
         final List<String> alerts = new ArrayList<>();
+        final List<Cooldown> cooldownStarts = new ArrayList<>();
+        final Set<String> cooldownEnds = new TreeSet<>();
         /** Paths and PIDs this pass already wrote to: one decision each per pass. */
         final Set<String> touched = new HashSet<>();
         /** PIDs whose database row this pass changes. */
@@ -203,37 +229,71 @@ final class Reconciler {
                         updatedPids.add(account.id());
                     }
                     emit(new LeaderRecord.CooldownEnded(e.getKey()));
+                    cooldownEnds.add(e.getKey());
                     alerts.add("PID " + e.getKey() + " leaves cooldown");
                 }
             }
             if (!scope.full()) {
                 return; // the database view changes only before full passes (load, batches)
             }
-            // cooled down by an earlier leader: this term does not know since when, so it starts over
+            // COOLDOWN without a stored end (stored before cooldowns had one, or the store failed):
+            // this term does not know since when, so it starts over
             for (PidAccount account : db.pids().values()) {
                 if (account.status() == PidStatus.COOLDOWN
                         && !state.cooldowns().containsKey(account.id())
                         && !updatedPids.contains(account.id())) {
-                    emit(new LeaderRecord.CooldownStarted(
-                            account.id(), now + settings.cooldown().toNanos()));
+                    startCooldown(account.id(), "COOLDOWN without a stored end time; started over by this leader");
                 }
             }
+        }
+
+        /**
+         * Puts {@code pid} into cooldown for {@link LeaderSettings#cooldown()} from now: status COOLDOWN,
+         * the end time stored, handed to nobody until then (the placement sees it as unassignable and
+         * withdraws it where it is held). Returns the wall-clock end.
+         */
+        Instant startCooldown(String pid, String cause) {
+            emit(new LeaderRecord.CooldownStarted(pid, now + settings.cooldown().toNanos()));
+            Instant wall = clock.instant();
+            Instant until = wall.plus(settings.cooldown());
+            PidAccount account = db.pid(pid);
+            if (account != null) {
+                if (account.status() == PidStatus.ACTIVE && updatedPids.add(pid)) {
+                    pidUpdates.add(account.withStatus(PidStatus.COOLDOWN));
+                }
+                cooldownEnds.remove(pid);
+                cooldownStarts.removeIf(c -> c.pidId().equals(pid));
+                cooldownStarts.add(new Cooldown(pid, until, cause, wall));
+            }
+            return until;
         }
 
         void failed(String pid, InstanceKey at, String reason) {
             long retry = now + settings.retryBackoff().toNanos();
             emit(new LeaderRecord.AddFailed(pid, at, reason, retry));
             alerts.add("PID " + pid + " could not be taken up by " + at + ": " + reason);
-            if (state.failures(pid) >= settings.maxFailures()) {
-                PidAccount account = db.pid(pid);
-                if (account != null && account.status() == PidStatus.ACTIVE && updatedPids.add(pid)) {
-                    pidUpdates.add(account.withStatus(PidStatus.COOLDOWN));
-                }
-                emit(new LeaderRecord.CooldownStarted(
-                        pid, now + settings.cooldown().toNanos()));
-                alerts.add("ALERT PID " + pid + " failed " + state.failures(pid) + " times; cooldown for "
-                        + settings.cooldown());
+            if (state.failures(pid) >= settings.maxFailures()
+                    && !state.cooldowns().containsKey(pid)) {
+                int failures = state.failures(pid);
+                Instant until = startCooldown(
+                        pid, "could not be taken up " + failures + " times in a row; last by " + at + ": " + reason);
+                alerts.add("ALERT PID " + pid + " failed " + failures + " times; cooldown for " + settings.cooldown()
+                        + " (until " + until + ")");
             }
+        }
+
+        /**
+         * The holder reported a login failure or conflict: cooldown (once; a report seen again while the
+         * PID cools down changes nothing) and an alert. Withdrawing the PID is the caller's part.
+         */
+        void reported(ZkView.PidEntry entry, HealthReport report) {
+            String pid = entry.pidId();
+            if (state.cooldowns().containsKey(pid)) {
+                return;
+            }
+            Instant until = startCooldown(pid, report.describe() + " reported by " + entry.holder());
+            alerts.add("ALERT PID " + pid + " " + report.describe() + " reported by " + entry.holder()
+                    + "; cooldown for " + settings.cooldown() + " (until " + until + "), withdrawn from the instance");
         }
 
         // ---------------------------------------------------------------- housekeeping
@@ -256,6 +316,11 @@ final class Reconciler {
                 }
                 ZkView.InstanceEntry instance = live(entry.holder());
                 if (instance == null) {
+                    if (entry.node() != null && entry.node().hasReport()) {
+                        // the reporter left right after reporting: the PID still cools down (the
+                        // placement releases the node after the grace period and adds it nowhere)
+                        reported(entry, entry.node().report());
+                    }
                     continue; // a departed holder: the placement releases it after the grace period
                 }
                 long session = instance.sessionId();
@@ -266,6 +331,18 @@ final class Reconciler {
                 }
                 String key = path + "@" + entry.entry().stat().czxid() + ":"
                         + entry.entry().stat().mzxid();
+                if (node.hasReport()) {
+                    reported(entry, node.report());
+                    if (node.state() == PidState.ADDED || node.state() == PidState.UPDATED) {
+                        revoke(entry, node, "holder reported " + node.report().kind());
+                        continue;
+                    }
+                    if (node.state() == PidState.ADDING && node.hasError()) {
+                        // not a failure to count: the holder told why, and the cooldown covers it
+                        remove(entry, "ADDING failed with a report: " + node.error());
+                        continue;
+                    }
+                }
                 switch (node.state()) {
                     case DELETED -> {
                         if (!state.revokeSent(path)) {
@@ -550,10 +627,21 @@ final class Reconciler {
             Set<ModuleKey> modules = new TreeSet<>(db.moduleKeys());
             modules.addAll(view.modules());
             Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            Map<ModuleKey, Map<String, Long>> cooling = new HashMap<>();
             for (PidAccount account : db.pids().values()) {
-                if (account.status().assignable() && state.offerable(account.id(), now)) {
+                // a PID in cooldown is desired but cooling: the planner itself sees it as unassignable
+                boolean wanted = account.status().assignable() || account.status() == PidStatus.COOLDOWN;
+                if (wanted && !state.backingOff(account.id(), now)) {
                     desired.computeIfAbsent(account.module(), k -> new TreeSet<>())
                             .add(account.id());
+                    Long until = state.cooldowns().get(account.id());
+                    if (until != null) {
+                        cooling.computeIfAbsent(account.module(), k -> new HashMap<>())
+                                .put(account.id(), until);
+                    } else if (account.status() == PidStatus.COOLDOWN) {
+                        // its cooldown ended in this pass; ACTIVE is written after the pass
+                        desired.get(account.module()).remove(account.id());
+                    }
                 }
             }
             Map<InstanceKey, Map<String, PidState>> pending = new HashMap<>();
@@ -603,7 +691,12 @@ final class Reconciler {
                     Long at = state.departedAt(key);
                     departed.add(new DepartedInput(key.instance(), session, at == null ? now : at, pids, released));
                 }
-                inputs.add(new ModuleInput(config, desired.getOrDefault(module, Set.of()), live, departed));
+                inputs.add(new ModuleInput(
+                        config,
+                        desired.getOrDefault(module, Set.of()),
+                        live,
+                        departed,
+                        cooling.getOrDefault(module, Map.of())));
             }
             PlacementPolicy.Placement placement;
             try {

@@ -4,6 +4,8 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.Cooldown;
+import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.core.port.PidWithModule;
 import io.pidpool.core.port.Repositories;
 import java.util.ArrayList;
@@ -17,9 +19,16 @@ import java.util.List;
  */
 public final class RepositoryLeaderStore implements LeaderStore {
     private final Repositories repositories;
+    private final CooldownRepository cooldowns;
 
     public RepositoryLeaderStore(Repositories repositories) {
+        this(repositories, null);
+    }
+
+    /** @param cooldowns where cooldown end times are kept; {@code null}: nowhere (a new leader starts them over) */
+    public RepositoryLeaderStore(Repositories repositories, CooldownRepository cooldowns) {
         this.repositories = repositories;
+        this.cooldowns = cooldowns;
     }
 
     public Repositories repositories() {
@@ -48,6 +57,22 @@ public final class RepositoryLeaderStore implements LeaderStore {
             for (String pid : pidIds) {
                 repositories.assignments().remove(pid, epoch);
             }
+        });
+    }
+
+    @Override
+    public List<Cooldown> loadCooldowns() {
+        return cooldowns == null ? List.of() : cooldowns.findAll();
+    }
+
+    @Override
+    public void recordCooldowns(Collection<Cooldown> started, Collection<String> ended) {
+        if (cooldowns == null || (started.isEmpty() && ended.isEmpty())) {
+            return;
+        }
+        repositories.transactor().useTransaction(() -> {
+            ended.forEach(cooldowns::remove);
+            started.forEach(cooldowns::put);
         });
     }
 

@@ -4,10 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.pidpool.client.ids.ClusterSnowflakeIds;
 import io.pidpool.client.ids.CuratorWorkerIdRegistry;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
+import io.pidpool.server.advice.AdviceMonitor;
+import io.pidpool.server.advice.AdviceSetup;
 import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.DatabaseConfig;
 import io.pidpool.server.config.RedisConfig;
@@ -17,9 +20,13 @@ import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
+import io.pidpool.server.security.SecretRotationRoutes;
+import io.pidpool.server.usage.UsageMonitor;
+import io.pidpool.server.usage.UsageSyncService;
 import io.pidpool.worker.runtime.WorkerMain;
 import io.pidpool.worker.runtime.WorkerPool;
 import io.pidpool.worker.task.TaskHandler;
@@ -62,10 +69,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
  * session; the server's client serves the health check and the Snowflake worker-id slot that
- * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}). Not wired
- * yet: the quota ledger's part of RESET_QUOTA (the node's default hook only logs) and task handlers
- * of PidPool's own (the worker runs {@code pidpool.log} and whatever providers are on the class
- * path).
+ * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}), which
+ * also runs the usage ledger sync ({@link UsageSyncService}: one task per quota shard, topped up every
+ * {@code monitoring.syncIntervalMs}).
  */
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
@@ -75,6 +81,7 @@ public final class PidServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final SecretSealer sealer;
+    private final ZkAuth zkAuth;
     private final Clock clock;
     private final String nodeId;
     private final Lifecycle lifecycle = new Lifecycle("pid-server");
@@ -86,8 +93,11 @@ public final class PidServer implements AutoCloseable {
     private volatile ClusterSnowflakeIds ids;
     private volatile PidPoolNode node;
     private volatile WorkerPool workers;
+    private volatile UsageSyncService usageSync;
+    private volatile UsageMonitor usage;
     private volatile HealthMonitor health;
     private volatile HttpApi http;
+    private volatile AdviceSetup advice;
 
     private enum State {
         NEW,
@@ -98,10 +108,16 @@ public final class PidServer implements AutoCloseable {
 
     /** Validates the configuration; nothing is started yet. */
     public PidServer(ServerConfig config) {
+        this(config, defaultNodeId());
+    }
+
+    /** With a node id of the caller's (several servers in one JVM, e.g. tests of followers). */
+    public PidServer(ServerConfig config, String nodeId) {
         this.config = ConfigLoader.validate(Objects.requireNonNull(config, "config"));
-        this.sealer = SecretSealer.fromSingleKey(this.config.security().secretKey());
+        this.sealer = this.config.security().sealer();
+        this.zkAuth = ZkAuth.of(this.config.zookeeper().auth());
         this.clock = Clock.systemUTC();
-        this.nodeId = defaultNodeId();
+        this.nodeId = io.pidpool.core.model.Names.requireToken(nodeId, "nodeId");
     }
 
     /** Starts every part; on failure closes what was started and rethrows. */
@@ -120,6 +136,7 @@ public final class PidServer implements AutoCloseable {
                     "worker-id registry",
                     CuratorWorkerIdRegistry.builder()
                             .curator(curator)
+                            .zkAuth(zkAuth)
                             .cluster(config.cluster())
                             .owner(nodeId)
                             .clock(clock)
@@ -131,6 +148,16 @@ public final class PidServer implements AutoCloseable {
                             .clock(clock)
                             .build());
             requireIds(ids);
+            advice = lifecycle.add(
+                    "alerts",
+                    new AdviceSetup(
+                            config.advice(),
+                            config.cluster(),
+                            database.alerts(),
+                            database.dataSource(),
+                            WORKER_GROUP,
+                            ids::nextId,
+                            clock));
             // added before the node, so it is closed after the node stops using it
             RedisQuotaProvisioner quota = lifecycle.add(
                     "quota provisioner",
@@ -144,19 +171,25 @@ public final class PidServer implements AutoCloseable {
             startNode(node);
             if (config.worker().enabled()) {
                 lifecycle.requireOpen("pid-worker");
-                workers = lifecycle.add("pid-worker", startWorkers());
+                UsageSyncService sync = UsageWiring.sync(config, client, database, clock, WORKER_GROUP);
+                workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
+                usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
+            usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, clock));
+            AdviceMonitor monitor = lifecycle.add(
+                    "advice monitor", advice.startMonitor(node, database.repositories(clock), usage::latest));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
-            OperatorApi operatorApi = new NodeOperatorApi(node);
+            OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
-            http = lifecycle.add(
-                    "HTTP API",
-                    new HttpApi(
-                                    HttpApi.Settings.of(config.http()),
-                                    operatorApi,
-                                    health,
-                                    BearerTokens.of(config.security().tokens()))
-                            .start());
+            HttpApi api = new HttpApi(
+                            HttpApi.Settings.of(config.http()),
+                            operatorApi,
+                            health,
+                            BearerTokens.of(config.security().tokens()))
+                    .advice(monitor)
+                    .with(UsageWiring.routes(usage, usageSync, node));
+            SecretRotationRoutes.register(api, sealer, database.repositories(clock), operatorApi);
+            http = lifecycle.add("HTTP API", api.start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
                 throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);
             }
@@ -190,7 +223,7 @@ public final class PidServer implements AutoCloseable {
         return config;
     }
 
-    /** Seals and opens PID passwords with {@code security.secretKey}. */
+    /** Seals and opens PID passwords with the keyring of {@code security.secretKey(s)}. */
     public SecretSealer sealer() {
         return sealer;
     }
@@ -223,6 +256,16 @@ public final class PidServer implements AutoCloseable {
         return workers;
     }
 
+    /** The usage ledger sync (docs/usage-sync.md), or {@code null} when {@code worker.enabled} is false. */
+    public UsageSyncService usageSync() {
+        return usageSync;
+    }
+
+    /** Usage reports: the leader's periodic full scan, on demand on followers (docs/usage-monitoring.md). */
+    public UsageMonitor usage() {
+        return requireStarted(usage);
+    }
+
     /** The coordination node: election, views, batches. */
     public PidPoolNode node() {
         return requireStarted(node);
@@ -244,14 +287,17 @@ public final class PidServer implements AutoCloseable {
 
     private CuratorFramework startCurator() {
         var zk = config.zookeeper();
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zk.connect())
-                .sessionTimeoutMs(zk.sessionTimeoutMs())
-                // Curator warns when its connection timeout exceeds the session timeout; the
-                // start-up wait below uses the configured connectionTimeoutMs in full
-                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
-                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
-                .namespace(new ZkLayout(config.cluster()).namespace())
+        String namespace = new ZkLayout(config.cluster()).namespace();
+        CuratorFramework client = zkAuth.configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(zk.connect())
+                                .sessionTimeoutMs(zk.sessionTimeoutMs())
+                                // Curator warns when its connection timeout exceeds the session
+                                // timeout; the start-up wait below uses connectionTimeoutMs in full
+                                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
+                                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
+                                .namespace(namespace),
+                        namespace)
                 .build();
         client.start();
         boolean connected;
@@ -275,10 +321,12 @@ public final class PidServer implements AutoCloseable {
 
     private PidPoolNode buildNode(QuotaProvisioner quota) {
         var zk = config.zookeeper();
+        LeaderSettings settings = advice.leaderSettings(LeaderSettings.defaults());
         return PidPoolNode.builder()
                 .nodeId(nodeId)
                 .connectString(zk.connect())
                 .cluster(config.cluster())
+                .zkAuth(zkAuth)
                 .sessionTimeout(Duration.ofMillis(zk.sessionTimeoutMs()))
                 // our own client has connected already; a shorter timeout also keeps Curator from
                 // warning that it exceeds the session timeout
@@ -287,6 +335,10 @@ public final class PidServer implements AutoCloseable {
                 .sealer(sealer::seal)
                 .ids(ids::nextId)
                 .quotaProvisioner(quota)
+                .settings(settings)
+                .placement(advice.placement(settings))
+                .alerts(advice.leaderSink())
+                .cooldowns(database.cooldowns())
                 .clock(clock)
                 .build();
     }
@@ -295,9 +347,10 @@ public final class PidServer implements AutoCloseable {
      * The in-process pid-worker (group {@value #WORKER_GROUP}): the built-in {@code pidpool.log}
      * handler plus every {@link TaskHandlerProvider} on the class path, as the standalone worker.
      */
-    private WorkerPool startWorkers() {
-        Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+    private WorkerPool startWorkers(Map<String, TaskHandler> own) {
+        Map<String, TaskHandler> handlers = new LinkedHashMap<>(own);
         handlers.put(WorkerMain.LOG_TYPE, task -> log.info("task {} [{}] key={}", task.id(), task.type(), task.key()));
+        advice.registerHandlers(handlers);
         for (TaskHandlerProvider provider : ServiceLoader.load(TaskHandlerProvider.class)) {
             provider.handlers().forEach((type, handler) -> {
                 if (handlers.putIfAbsent(type, handler) != null) {

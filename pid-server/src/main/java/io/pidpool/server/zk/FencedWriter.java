@@ -17,6 +17,7 @@ import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,6 +106,7 @@ public final class FencedWriter implements AutoCloseable {
     private State state = State.OPEN;
     private PidPoolException fencedBy;
 
+    private final List<ACL> acl;
     private final AtomicLong multisSent = new AtomicLong();
     private final AtomicLong opsSent = new AtomicLong();
     private final AtomicLong resends = new AtomicLong();
@@ -124,6 +126,30 @@ public final class FencedWriter implements AutoCloseable {
             int maxOpsPerMulti,
             int maxInFlight,
             Consumer<PidPoolException> onFenced) {
+        this(
+                zooKeeper,
+                namespace,
+                epochPath,
+                token,
+                maxOpsPerMulti,
+                maxInFlight,
+                ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                onFenced);
+    }
+
+    /**
+     * @param acl the ACL of every node this writer creates (the cluster's {@code ZkAuth.acl()}); the
+     *     writes go through the raw handle, where Curator's ACL provider does not apply
+     */
+    public FencedWriter(
+            Supplier<ZooKeeper> zooKeeper,
+            String namespace,
+            String epochPath,
+            FenceToken token,
+            int maxOpsPerMulti,
+            int maxInFlight,
+            List<ACL> acl,
+            Consumer<PidPoolException> onFenced) {
         requireArgument(maxOpsPerMulti >= 2 && maxOpsPerMulti <= 1000, "maxOpsPerMulti", "must be within 2..1000");
         requireArgument(maxInFlight >= 1 && maxInFlight <= 64, "maxInFlight", "must be within 1..64");
         this.zooKeeper = zooKeeper;
@@ -134,6 +160,8 @@ public final class FencedWriter implements AutoCloseable {
         this.maxBytesPerMulti = 512 * 1024;
         this.maxInFlight = maxInFlight;
         this.onFenced = onFenced;
+        // not List.copyOf: ZooKeeper's validateACL asks contains(null)
+        this.acl = java.util.Collections.unmodifiableList(new ArrayList<>(acl));
     }
 
     public FenceToken token() {
@@ -246,10 +274,7 @@ public final class FencedWriter implements AutoCloseable {
         String path = prefix + write.path();
         if (write instanceof ZkWrite.Create c) {
             return Op.create(
-                    path,
-                    c.data(),
-                    CreateOptions.newBuilder(ZooDefs.Ids.OPEN_ACL_UNSAFE, c.mode())
-                            .build());
+                    path, c.data(), CreateOptions.newBuilder(acl, c.mode()).build());
         } else if (write instanceof ZkWrite.SetData s) {
             return Op.setData(path, s.data(), s.version());
         } else if (write instanceof ZkWrite.Delete d) {

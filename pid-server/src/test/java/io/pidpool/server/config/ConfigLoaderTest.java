@@ -101,15 +101,19 @@ class ConfigLoaderTest {
         assertThat(c.security().tokens()).hasSize(1);
     }
 
+    static final String OTHER_KEY = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="; // 32 bytes
+
     /** A valid value for every key; the test fails when a key is added without one here. */
     static final Map<String, String> VALID_ENV_VALUES = Map.ofEntries(
             Map.entry("cluster", "green"),
             Map.entry("http.host", "127.0.0.1"),
             Map.entry("http.port", "8181"),
             Map.entry("http.maxRequestBytes", "2048"),
+            Map.entry("http.metricsRequireToken", "true"),
             Map.entry("zookeeper.connect", "zkx:2181"),
             Map.entry("zookeeper.sessionTimeoutMs", "7000"),
             Map.entry("zookeeper.connectionTimeoutMs", "3000"),
+            Map.entry("zookeeper.auth", "pidpool:zk-pass"),
             Map.entry("redis.address", "rediss://cache:6380"),
             Map.entry("redis.password", "redis-pass"),
             Map.entry("redis.database", "2"),
@@ -119,8 +123,30 @@ class ConfigLoaderTest {
             Map.entry("database.password", "pw"),
             Map.entry("database.maxPoolSize", "3"),
             Map.entry("security.secretKey", "MDEyMzQ1Njc4OWFiY2RlZg=="),
+            Map.entry("security.secretKeys", "{x: " + OTHER_KEY + "}"),
+            Map.entry("security.currentKeyId", "x"),
             Map.entry("security.tokens", "[{name: x, token: \"" + TOKEN + "-x\", role: viewer}]"),
-            Map.entry("worker.enabled", "false"));
+            Map.entry("worker.enabled", "false"),
+            Map.entry("advice.evaluateIntervalMs", "5000"),
+            Map.entry("advice.utilisationPercents", "[70, 95]"),
+            Map.entry("advice.pidUtilisation", "false"),
+            Map.entry("advice.projectedCostAbove", "7.5"),
+            Map.entry("advice.maxPidAlerts", "50"),
+            Map.entry("advice.cooldownAfterFailures", "4"),
+            Map.entry("advice.cooldownMs", "120000"),
+            Map.entry("advice.massFailureShare", "0.25"),
+            Map.entry("advice.tariff", "[{size: 500, unitPrice: 0.05}, {unitPrice: 0.07}]"),
+            Map.entry("advice.webhook.url", "http://hook:9000/x"),
+            Map.entry("advice.webhook.maxAttempts", "3"),
+            Map.entry("advice.webhook.timeoutMs", "1500"),
+            Map.entry("advice.recommendations.maxMoves", "9"),
+            Map.entry("advice.recommendations.minSavingPerMove", "0.5"),
+            Map.entry("advice.autoApply.enabled", "true"),
+            Map.entry("advice.autoApply.maxMovesPerInterval", "7"),
+            Map.entry("advice.autoApply.intervalMs", "60000"),
+            Map.entry("advice.autoApply.onEstimatedUsage", "true"),
+            Map.entry("monitoring.syncIntervalMs", "700"),
+            Map.entry("monitoring.scanIntervalMs", "9000"));
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
@@ -129,7 +155,11 @@ class ConfigLoaderTest {
         ServerConfig base = load(DESIGN_EXAMPLE, Map.of());
         for (ConfigLoader.Key key : ConfigLoader.keys()) {
             String value = VALID_ENV_VALUES.get(key.path());
-            ServerConfig c = load(DESIGN_EXAMPLE, Map.of(key.envName(), value));
+            Map<String, String> env = new HashMap<>(Map.of(key.envName(), value));
+            if (key.path().equals("security.currentKeyId")) {
+                env.put("PIDPOOL_SECURITY_SECRET_KEYS", VALID_ENV_VALUES.get("security.secretKeys"));
+            }
+            ServerConfig c = load(DESIGN_EXAMPLE, env);
             Object before = valueAt(base, key.path());
             Object after = valueAt(c, key.path());
             if (!key.path().equals("redis.redisson")) {
@@ -140,7 +170,13 @@ class ConfigLoaderTest {
     }
 
     private static String firstWord(String value) {
-        return value.startsWith("[") ? "x" : value;
+        if (value.startsWith("[{name") || value.startsWith("{")) {
+            return "x";
+        }
+        if (value.startsWith("[{")) {
+            return "size";
+        }
+        return value.startsWith("[") ? value.substring(1).split("[,\\]]")[0].trim() : value;
     }
 
     private static Object valueAt(ServerConfig c, String path) {
@@ -153,7 +189,9 @@ class ConfigLoaderTest {
             }
         }
         return node instanceof List<?> l
-                ? l.stream().map(t -> ((TokenConfig) t).name()).toList()
+                ? l.stream()
+                        .map(t -> t instanceof TokenConfig token ? token.name() : String.valueOf(t))
+                        .toList()
                 : node;
     }
 
@@ -173,7 +211,12 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.keys().stream()
                         .filter(ConfigLoader.Key::structured)
                         .map(ConfigLoader.Key::path))
-                .containsExactlyInAnyOrder("redis.redisson", "security.tokens");
+                .containsExactlyInAnyOrder(
+                        "redis.redisson",
+                        "security.secretKeys",
+                        "security.tokens",
+                        "advice.utilisationPercents",
+                        "advice.tariff");
     }
 
     @Test
@@ -395,5 +438,135 @@ class ConfigLoaderTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("http.port");
         assertThat(ConfigLoader.validate(c)).isEqualTo(c);
+    }
+
+    @Test
+    void variableNamesWithoutHumpUnderscoresAreAcceptedToo() {
+        assertThat(ConfigLoader.aliasName("security.secretKey")).isEqualTo("PIDPOOL_SECURITY_SECRETKEY");
+        String yaml = DESIGN_EXAMPLE.replace("secretKey: \"" + KEY + "\", ", "");
+        ServerConfig c = load(yaml, Map.of("PIDPOOL_SECURITY_SECRETKEY", OTHER_KEY, "PIDPOOL_ZOOKEEPER_AUTH", "u:p"));
+        assertThat(c.security().secretKey()).isEqualTo(OTHER_KEY);
+        assertThat(c.zookeeper().auth()).isEqualTo("u:p");
+
+        ConfigException both = fail(
+                DESIGN_EXAMPLE, Map.of("PIDPOOL_SECURITY_SECRETKEY", OTHER_KEY, "PIDPOOL_SECURITY_SECRET_KEY", KEY));
+        assertThat(both.problems()).extracting(ConfigException.Problem::key).containsExactly("security.secretKey");
+        assertThat(both.getMessage())
+                .contains("PIDPOOL_SECURITY_SECRETKEY")
+                .doesNotContain(KEY)
+                .doesNotContain(OTHER_KEY);
+    }
+
+    @Test
+    void keyringFromSecretKeysWithACurrentKeyOpensOldAndSealsWithNew() {
+        String yaml = DESIGN_EXAMPLE.replace(
+                "secretKey: \"" + KEY + "\", ",
+                "secretKeys: { k2024: \"" + KEY + "\", k2025: \"" + OTHER_KEY + "\" }, currentKeyId: k2025, ");
+        ServerConfig c = load(yaml, Map.of());
+        var sealer = c.security().sealer();
+        assertThat(sealer.currentKeyId()).isEqualTo("k2025");
+        assertThat(sealer.keyIds()).containsExactlyInAnyOrder("k2024", "k2025");
+        var old = io.pidpool.core.secret.SecretSealer.fromConfig("k2024", Map.of("k2024", KEY))
+                .seal("old-password");
+        assertThat(sealer.open(old)).isEqualTo("old-password");
+        assertThat(sealer.seal("new").keyId()).isEqualTo("k2025");
+        assertThat(c.toString()).doesNotContain(KEY).doesNotContain(OTHER_KEY);
+    }
+
+    @Test
+    void singleSecretKeyPlusNamedKeysKeepsTheDerivedIdCurrentUnlessTold() {
+        ServerConfig c = load(DESIGN_EXAMPLE, Map.of("PIDPOOL_SECURITY_SECRET_KEYS", "{next: " + OTHER_KEY + "}"));
+        var sealer = c.security().sealer();
+        String derived = io.pidpool.core.secret.SecretSealer.keyIdOf(
+                java.util.Base64.getDecoder().decode(KEY));
+        assertThat(sealer.currentKeyId()).isEqualTo(derived);
+        assertThat(sealer.keyIds()).containsExactlyInAnyOrder(derived, "next");
+        ServerConfig rotated = load(
+                DESIGN_EXAMPLE,
+                Map.of(
+                        "PIDPOOL_SECURITY_SECRET_KEYS",
+                        "{next: " + OTHER_KEY + "}",
+                        "PIDPOOL_SECURITY_CURRENT_KEY_ID",
+                        "next"));
+        assertThat(rotated.security().sealer().currentKeyId()).isEqualTo("next");
+    }
+
+    static Stream<Arguments> badKeyrings() {
+        String noKey = DESIGN_EXAMPLE.replace("secretKey: \"" + KEY + "\", ", "");
+        return Stream.of(
+                Arguments.of(noKey, Map.of(), "security.secretKey", "required"),
+                Arguments.of(
+                        noKey,
+                        Map.of("PIDPOOL_SECURITY_SECRET_KEYS", "{a: " + KEY + ", b: " + OTHER_KEY + "}"),
+                        "security.currentKeyId",
+                        "is required"),
+                Arguments.of(
+                        DESIGN_EXAMPLE,
+                        Map.of("PIDPOOL_SECURITY_CURRENT_KEY_ID", "missing"),
+                        "security.currentKeyId",
+                        "not in the keyring"),
+                Arguments.of(
+                        DESIGN_EXAMPLE,
+                        Map.of("PIDPOOL_SECURITY_SECRET_KEYS", "{a: \"c2hvcnQ=\"}"),
+                        "security.secretKeys.a",
+                        "16 or 32 bytes"),
+                Arguments.of(
+                        DESIGN_EXAMPLE,
+                        Map.of("PIDPOOL_SECURITY_SECRET_KEYS", "{\"bad id!\": " + OTHER_KEY + "}"),
+                        "security.secretKeys",
+                        "bad id!"),
+                Arguments.of(
+                        DESIGN_EXAMPLE,
+                        Map.of("PIDPOOL_ZOOKEEPER_AUTH", "no-colon-secret-zk"),
+                        "zookeeper.auth",
+                        "user:password"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badKeyrings")
+    void badKeyringsAndZooKeeperAuthAreRejectedWithoutEchoingSecrets(
+            String yaml, Map<String, String> env, String key, String message) {
+        ConfigException e = fail(yaml, env);
+        assertThat(e).as("expected a problem at %s", key).isNotNull();
+        assertThat(e.problems()).extracting(ConfigException.Problem::key).contains(key);
+        assertThat(e.getMessage())
+                .contains(message)
+                .doesNotContain(KEY)
+                .doesNotContain(OTHER_KEY)
+                .doesNotContain("no-colon-secret-zk");
+    }
+
+    /** The secrets README's production example takes from the environment. */
+    static final Map<String, String> PRODUCTION_ENV = Map.of(
+            "PIDPOOL_ZOOKEEPER_AUTH", "pidpool:zk-secret",
+            "PIDPOOL_REDIS_PASSWORD", "redis-secret",
+            "PIDPOOL_DATABASE_PASSWORD", "db-secret",
+            "PIDPOOL_SECURITY_SECRET_KEY", KEY,
+            "PIDPOOL_SECURITY_TOKENS", "[{name: ops, token: \"" + TOKEN + "\", role: admin}]");
+
+    @Test
+    void documentedProductionExamplesLoadWithSecretsFromTheEnvironment() throws Exception {
+        Path docs = Path.of("..", "docs", "server.example.yml");
+        ServerConfig example = new ConfigLoader(PRODUCTION_ENV).load(docs);
+        assertThat(example.zookeeper().connect()).isEqualTo("zk1.internal:2181,zk2.internal:2181,zk3.internal:2181");
+        assertThat(example.zookeeper().auth()).isEqualTo("pidpool:zk-secret");
+        assertThat(example.redis().password()).isEqualTo("redis-secret");
+        assertThat(example.database().password()).isEqualTo("db-secret");
+        assertThat(example.security().sealer().currentKeyId()).startsWith("k");
+
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int section = readme.indexOf("## Production configuration");
+        assertThat(section).as("README section").isPositive();
+        int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
+        String yaml = readme.substring(start, readme.indexOf("```", start));
+        ServerConfig fromReadme = load(yaml, PRODUCTION_ENV);
+        assertThat(fromReadme.cluster()).isEqualTo("prod");
+        assertThat(fromReadme.database().url()).startsWith("jdbc:postgresql://");
+        assertThat(fromReadme.zookeeper().auth()).isEqualTo("pidpool:zk-secret");
+        assertThat(fromReadme.toString())
+                .doesNotContain("zk-secret")
+                .doesNotContain("redis-secret")
+                .doesNotContain("db-secret")
+                .doesNotContain(KEY);
     }
 }

@@ -250,6 +250,153 @@ class HttpApiTest {
         }
     }
 
+    @Nested
+    class AuditAndHistory {
+        @Test
+        void refusedWritesReachTheAuditTrailWithWhoWhatAndWhyButNoSecret() {
+            post("/api/v1/batches", null, addBatch("u1"));
+            post("/api/v1/batches", VIEWER, addBatch("u1"));
+            post("/api/v1/batches", OPERATOR, addBatch("u1").replace("10000", "-5"));
+            send("POST", "/api/v1/batches", OPERATOR, "text/plain", BodyPublishers.ofString(addBatch("u1")));
+            put("/api/v1/modules/fin%23risk%23scorer", "wrong-token-0123456789", "{\"servers\":2}");
+
+            assertThat(api.rejections)
+                    .extracting(RejectedWrite::actor, RejectedWrite::status, RejectedWrite::code)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple("anonymous", 401, "UNAUTHENTICATED"),
+                            org.assertj.core.groups.Tuple.tuple("alice", 403, "FORBIDDEN"),
+                            org.assertj.core.groups.Tuple.tuple("bob", 400, "INVALID_ARGUMENT"),
+                            org.assertj.core.groups.Tuple.tuple("bob", 415, "UNSUPPORTED_MEDIA_TYPE"),
+                            org.assertj.core.groups.Tuple.tuple("anonymous", 401, "UNAUTHENTICATED"));
+            RejectedWrite quota = api.rejections.get(2);
+            assertThat(quota.target()).isEqualTo("POST /api/v1/batches");
+            assertThat(quota.field()).isEqualTo("operations[0].pids[0].monthlyQuota");
+            assertThat(quota.detail()).startsWith("400 INVALID_ARGUMENT operations[0].pids[0].monthlyQuota: ");
+            assertThat(quota.remote()).isEqualTo("127.0.0.1");
+            assertThat(api.rejections.get(4).target()).isEqualTo("PUT /api/v1/modules/fin%23risk%23scorer");
+            assertThat(api.rejections)
+                    .allSatisfy(
+                            r -> assertThat(r.detail()).doesNotContain(SECRET).doesNotContain("wrong-token"));
+            assertThat(api.submitted).isEmpty();
+        }
+
+        @Test
+        void aWriteToNoRouteIsAuditedToo() {
+            Answer a = post("/api/v1/nothing-here", OPERATOR, "{}");
+            assertThat(a.status()).isEqualTo(404);
+            assertThat(api.rejections)
+                    .extracting(RejectedWrite::target, RejectedWrite::status)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("POST /api/v1/nothing-here", 404));
+        }
+
+        @Test
+        void waitingOnAnUnknownBatchIs404() {
+            Answer a = get("/api/v1/batches/12345?wait=true", VIEWER);
+            assertThat(a.status()).isEqualTo(404);
+            assertThat(a.field()).isEqualTo("id");
+        }
+
+        @Test
+        void refusedReadsAndAcceptedWritesAreNotRejections() {
+            get("/api/v1/cluster", null);
+            get("/api/v1/pids?limit=0", VIEWER);
+            post("/api/v1/batches", OPERATOR, addBatch("u1"));
+            assertThat(api.rejections).isEmpty();
+        }
+
+        @Test
+        void theAuditTrailIsForAdminsOnly() {
+            post("/api/v1/batches", VIEWER, addBatch("u1"));
+            assertThat(get("/api/v1/audit", null).status()).isEqualTo(401);
+            assertThat(get("/api/v1/audit", VIEWER).status()).isEqualTo(403);
+            Answer operator = get("/api/v1/audit", OPERATOR);
+            assertThat(operator.status()).isEqualTo(403);
+            assertThat(operator.error()).contains("needs admin");
+
+            Answer admin = get("/api/v1/audit?limit=10", ADMIN);
+            assertThat(admin.status()).isEqualTo(200);
+            JsonNode entries = admin.json().path("entries");
+            // the two refused reads of the audit trail are not writes: one entry, alice's POST
+            assertThat(entries).hasSize(1);
+            assertThat(entries.get(0).path("actor").asText()).isEqualTo("alice");
+            assertThat(entries.get(0).path("action").asText()).isEqualTo("write.rejected");
+            assertThat(entries.get(0).path("target").asText()).isEqualTo("POST /api/v1/batches");
+            assertThat(entries.get(0).path("id").isTextual()).isTrue();
+            assertThat(get("/api/v1/audit?limit=0", ADMIN).field()).isEqualTo("limit");
+        }
+
+        @Test
+        void batchHistoryIsNewestFirstWithoutPidLists() {
+            post("/api/v1/batches", OPERATOR, addBatch("u1", "u2"));
+            put("/api/v1/modules/fin%23risk%23scorer", OPERATOR, "{\"servers\":3}");
+            Answer a = get("/api/v1/batches?limit=5", VIEWER);
+            assertThat(a.status()).isEqualTo(200);
+            JsonNode batches = a.json().path("batches");
+            assertThat(batches).hasSize(2);
+            assertThat(batches.get(0).path("operations").get(0).path("type").asText())
+                    .isEqualTo("SET_SERVERS");
+            assertThat(batches.get(0).path("operations").get(0).path("servers").asInt())
+                    .isEqualTo(3);
+            assertThat(batches.get(1).path("operations").get(0).path("pids").asInt())
+                    .isEqualTo(2);
+            assertThat(batches.get(1).path("requestedBy").asText()).isEqualTo("bob");
+            assertThat(a.text()).doesNotContain(SECRET).doesNotContain("\"u1\"");
+            assertThat(get("/api/v1/batches?limit=1", VIEWER).json().path("batches"))
+                    .hasSize(1);
+            assertThat(get("/api/v1/batches?limit=501", VIEWER).field()).isEqualTo("limit");
+        }
+
+        @Test
+        void getWithWaitAnswersWhenTheBatchIsDealt() throws Exception {
+            api.completeOnAwait = false;
+            String id = post("/api/v1/batches", OPERATOR, addBatch("u1"))
+                    .json()
+                    .path("id")
+                    .asText();
+            var pending = new CompletableFuture<BatchRecord>();
+            api.nextAwait.set(pending);
+            CompletableFuture<Answer> waiting = CompletableFuture.supplyAsync(
+                    () -> get("/api/v1/batches/" + id + "?wait=true&timeoutMs=60000", VIEWER));
+            await().atMost(Duration.ofSeconds(30)).until(() -> api.nextAwait.get() == null);
+            assertThat(waiting).isNotDone();
+            pending.complete(api.dealt(api.lastId()));
+            Answer a = waiting.get(30, TimeUnit.SECONDS);
+            assertThat(a.status()).isEqualTo(200);
+            assertThat(a.json().path("status").asText()).isEqualTo("DEALED");
+            assertThat(get("/api/v1/batches/" + id + "?wait=sometimes", VIEWER).field())
+                    .isEqualTo("wait");
+        }
+    }
+
+    @Test
+    void metricsRouteIsOpenOrNeedsATokenAsConfigured() {
+        BearerTokens tokens = BearerTokens.of(List.of(new TokenConfig("alice", VIEWER, Role.VIEWER)));
+        for (boolean requireToken : new boolean[] {false, true}) {
+            try (HttpApi metrics = new HttpApi(new HttpApi.Settings("127.0.0.1", 0, LIMIT, requireToken), tokens)
+                    .with(routes -> routes.metrics("/metrics", ctx -> ctx.result("pidpool_up 1")))
+                    .start()) {
+                String url = "http://127.0.0.1:" + metrics.port() + "/metrics";
+                HttpRequest open = HttpRequest.newBuilder(URI.create(url)).build();
+                HttpRequest withToken = HttpRequest.newBuilder(URI.create(url))
+                        .header("Authorization", "Bearer " + VIEWER)
+                        .build();
+                assertThat(client.send(open, BodyHandlers.ofString()).statusCode())
+                        .isEqualTo(requireToken ? 401 : 200);
+                assertThat(client.send(withToken, BodyHandlers.ofString()).body())
+                        .isEqualTo("pidpool_up 1");
+            } catch (IOException | InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
+    void routesCannotBeAddedOnceStarted() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> http.with(routes -> {}))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("before the HTTP API starts");
+    }
+
     @Test
     void healthIs503WhenAComponentIsDown() {
         health.set(HealthCheck.Report.of(Map.of(

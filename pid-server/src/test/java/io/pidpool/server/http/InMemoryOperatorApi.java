@@ -57,6 +57,7 @@ final class InMemoryOperatorApi implements OperatorApi {
         pids.clear();
         batches.clear();
         failNext.set(null);
+        rejections.clear();
         nextAwait.set(null);
         completeOnAwait = true;
     }
@@ -131,6 +132,35 @@ final class InMemoryOperatorApi implements OperatorApi {
 
     BatchId lastId() {
         return new BatchId(ids.get());
+    }
+
+    /** Refused writes as the API reported them. */
+    final List<RejectedWrite> rejections = new CopyOnWriteArrayList<>();
+
+    @Override
+    public List<BatchRecord> batches(int limit) {
+        maybeFail();
+        return batches.values().stream()
+                .sorted(Comparator.comparing((BatchRecord b) -> b.id().value()).reversed())
+                .limit(limit)
+                .toList();
+    }
+
+    @Override
+    public List<io.pidpool.core.port.AuditEntry> audit(int limit) {
+        maybeFail();
+        List<io.pidpool.core.port.AuditEntry> entries = new ArrayList<>();
+        for (int i = rejections.size() - 1; i >= 0 && entries.size() < limit; i--) {
+            RejectedWrite r = rejections.get(i);
+            entries.add(new io.pidpool.core.port.AuditEntry(
+                    i + 1, NOW, r.actor(), "write.rejected", r.target(), r.detail()));
+        }
+        return entries;
+    }
+
+    @Override
+    public void rejected(RejectedWrite attempt) {
+        rejections.add(attempt);
     }
 
     @Override

@@ -33,6 +33,7 @@ final class TestDatabase implements AutoCloseable {
             "usage_client",
             "pool_slot",
             "pool_assignment",
+            "pool_pid_cooldown",
             "pool_pid_attribute",
             "pool_pid",
             "pool_module_weight",

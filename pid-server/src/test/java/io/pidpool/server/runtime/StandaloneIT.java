@@ -124,7 +124,8 @@ class StandaloneIT {
         HttpResponse<String> add = ItSupport.postJson(
                 base + "/api/v1/batches?wait=true",
                 token,
-                "{\"operations\":[{\"type\":\"ADD\",\"module\":\"fin#risk#scorer\",\"pids\":["
+                "{\"operations\":[{\"type\":\"SET_SERVERS\",\"module\":\"fin#risk#scorer\",\"servers\":1},"
+                        + "{\"type\":\"ADD\",\"module\":\"fin#risk#scorer\",\"pids\":["
                         + "{\"id\":\"u1\",\"secret\":\"pw-one\",\"monthlyQuota\":100}]}]}");
         assertThat(add.statusCode()).as(add.body()).isEqualTo(200);
         assertThat(JSON.readTree(add.body()).path("status").asText()).isEqualTo("DEALED");

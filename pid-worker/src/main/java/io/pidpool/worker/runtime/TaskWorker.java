@@ -297,7 +297,9 @@ final class TaskWorker implements AutoCloseable {
         chunks = List.copyOf(next);
         cursor = 0;
         owned = mine;
-        nextBacklog = now; // count the new ranges at the next maintenance
+        // count the new ranges soon, but claim first: the count is one query over every owned range
+        // (hundreds of ms on a busy PostgreSQL), and a dead worker's ranges should run at once
+        nextBacklog = now + config.pollInterval().toNanos();
         LOG.debug(
                 "worker {} owns {} ranges ({}% of the slots)", memberId, mine.size(), current.shareOf(memberId) * 100);
     }

@@ -136,6 +136,47 @@ class TaskWorkerTest {
     }
 
     @Test
+    void afterARingChangeTheNewRangesAreClaimedBeforeTheBacklogIsCounted() {
+        List<String> calls = new ArrayList<>();
+        InMemoryTaskStore recording = new InMemoryTaskStore() {
+            @Override
+            public synchronized List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
+                calls.add("find " + ranges.size());
+                return super.findPending(group, ranges, now, limit);
+            }
+
+            @Override
+            public synchronized Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges) {
+                calls.add("count " + ranges.size());
+                return super.countPending(group, ranges);
+            }
+        };
+        StaticRingMembership view = new StaticRingMembership("w1", ConsistentHashRing.of(List.of("w1", "w2"), 16));
+        TaskWorker w1 = worker("w1", view, Map.of("t", counting()), recording);
+        recording.enqueueAll(
+                IntStream.range(0, 100)
+                        .mapToObj(i -> NewTask.of(GROUP, "t", "k" + i, "{}"))
+                        .toList(),
+                clock.instant());
+        w1.maintain();
+        w1.runOnce();
+        ticker.advance(config.backlogInterval());
+        w1.maintain(); // the periodic count
+        calls.clear();
+
+        view.set(ConsistentHashRing.of(List.of("w1"), 16)); // w2 died
+        w1.maintain(); // the pool's loop runs maintenance first
+        w1.runOnce();
+        assertThat(calls).as("the first store calls after the ring change").startsWith("find 1");
+        assertThat(calls).noneMatch(c -> c.startsWith("count"));
+
+        ticker.advance(config.pollInterval()); // the new ranges are counted one poll interval later
+        w1.maintain();
+        assertThat(calls).contains("count 1");
+        assertThat(w1.lastBacklog()).containsOnlyKeys(SlotRange.all());
+    }
+
+    @Test
     void failuresRetryWithExponentialBackoffAndEndFailedWithTheError() {
         TaskWorker w = worker("w1", StaticRingMembership.alone("w1"), t -> {
             throw new IllegalStateException("downstream said no");
@@ -298,6 +339,9 @@ class TaskWorkerTest {
         TaskWorker w = worker("w1", new StaticRingMembership("w1", ring), counting());
         List<Long> ids = enqueue(50, "b");
         w.runOnce(); // learns its ranges
+        w.maintain();
+        assertThat(w.lastBacklog()).as("claims come first after a ring change").isEmpty();
+        ticker.advance(config.pollInterval());
         w.maintain();
         long mine = ids.stream()
                 .filter(id -> ring.ownerOf(task(id).slot()).orElseThrow().equals("w1"))

@@ -26,14 +26,22 @@ import org.junit.jupiter.api.Test;
  *   -Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false
  * </pre>
  *
- * Set {@code -Dbench.db=H2|POSTGRES|MARIADB} (default POSTGRES) and {@code -Dbench.tasks=20000}.
- * Prints one line per measurement, prefixed {@code [bench]}; results go to docs/benchmarks-worker.md.
+ * Set {@code -Dbench.db=H2|POSTGRES|MARIADB} (default POSTGRES), {@code -Dbench.tasks=20000} (tasks
+ * per throughput measurement with the no-op and 2 ms handlers), {@code -Dbench.ioTasks=8000} (with
+ * the {@code bench.ioMillis} handler, default 20 ms), {@code -Dbench.runs=3} (rounds of 1, 2 and 4
+ * workers; each round is its own same-run baseline) and {@code -Dbench.recoveries=5}. Prints one
+ * line per measurement, prefixed {@code [bench]}, with the load average; results go to
+ * docs/benchmarks-worker.md.
  */
 @Tag("benchmark")
 class WorkerBenchmark {
     static final TestDatabase.Kind DB =
             TestDatabase.Kind.valueOf(System.getProperty("bench.db", "POSTGRES").toUpperCase(Locale.ROOT));
     static final int TASKS = Integer.getInteger("bench.tasks", 20_000);
+    static final int IO_TASKS = Integer.getInteger("bench.ioTasks", 8_000);
+    static final int IO_MILLIS = Integer.getInteger("bench.ioMillis", 20);
+    static final int RUNS = Integer.getInteger("bench.runs", 3);
+    static final int RECOVERIES = Integer.getInteger("bench.recoveries", 5);
 
     static final WorkerConfig CONFIG = WorkerConfig.builder()
             .pollInterval(Duration.ofMillis(200))
@@ -58,12 +66,21 @@ class WorkerBenchmark {
         balance();
         try (ZooKeeperFixture zk = new ZooKeeperFixture()) {
             throughput(zk, 1, Duration.ZERO, TASKS / 4, "warm-up");
-            for (Duration work : List.of(Duration.ZERO, Duration.ofMillis(2))) {
-                for (int workers : new int[] {1, 2, 4}) {
-                    throughput(zk, workers, work, TASKS, "measure");
+            List<Duration> handlers = List.of(Duration.ZERO, Duration.ofMillis(2), Duration.ofMillis(IO_MILLIS));
+            for (int run = 1; run <= RUNS; run++) {
+                for (Duration work : handlers) {
+                    int tasks = work.toMillis() >= 10 ? IO_TASKS : TASKS;
+                    double[] rates = new double[3];
+                    int i = 0;
+                    for (int workers : new int[] {1, 2, 4}) {
+                        rates[i++] = throughput(zk, workers, work, tasks, "measure run=" + run);
+                    }
+                    log(
+                            "ratio run=%d handler=%s 2vs1=%.2f 4vs1=%.2f load=%.1f",
+                            run, handlerName(work), rates[1] / rates[0], rates[2] / rates[0], load());
                 }
             }
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < RECOVERIES; i++) {
                 recovery(zk);
             }
         }
@@ -97,7 +114,17 @@ class WorkerBenchmark {
         }
     }
 
-    static void throughput(ZooKeeperFixture zk, int workers, Duration work, int tasks, String phase) throws Exception {
+    static double load() {
+        return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    }
+
+    static String handlerName(Duration work) {
+        return work.isZero() ? "no-op" : work.toMillis() + "ms-io";
+    }
+
+    /** Tasks/s from the first worker's start to the last DONE. */
+    static double throughput(ZooKeeperFixture zk, int workers, Duration work, int tasks, String phase)
+            throws Exception {
         try (WorkerCluster c = new WorkerCluster(zk, TestDatabase.open(DB, false, 4 * workers + 2), CONFIG)) {
             c.work = work;
             c.enqueue(tasks);
@@ -116,10 +143,10 @@ class WorkerBenchmark {
                     .sum();
             log(
                     "%s workers=%d handler=%s tasks=%d seconds=%.2f tasks/s=%.0f per-worker=%s max/min-done=%.2f"
-                            + " conflicts=%d duplicates=%d ring-max/min-share=%.3f",
+                            + " conflicts=%d duplicates=%d ring-max/min-share=%.3f load=%.1f",
                     phase,
                     workers,
-                    work.isZero() ? "no-op" : work.toMillis() + "ms-io",
+                    handlerName(work),
                     tasks,
                     seconds,
                     tasks / seconds,
@@ -133,7 +160,9 @@ class WorkerBenchmark {
                                             .orElse(1)),
                     conflicts,
                     c.duplicates(),
-                    c.ring().maxMinShareRatio());
+                    c.ring().maxMinShareRatio(),
+                    load());
+            return tasks / seconds;
         }
     }
 
@@ -154,27 +183,81 @@ class WorkerBenchmark {
             Member victim = c.members.get("w2");
             List<SlotRange> dead = c.members.get("w1").pool.ring().rangesOf(victim.pool.memberId());
             int sessionMs = ZooKeeperFixture.negotiatedTimeoutMs(victim.client);
-            long killed = System.nanoTime();
-            victim.kill();
-            await().atMost(Duration.ofMinutes(1)).until(() -> c.allLiveSee(3));
-            long ringMs = (System.nanoTime() - killed) / 1_000_000;
-            await().atMost(Duration.ofMinutes(1)).until(() -> c.executions.stream()
-                    .anyMatch(e -> e.nanos() > killed && !e.member().equals("w2") && inAny(dead, e.slot())));
-            long first = c.executions.stream()
-                    .filter(e -> e.nanos() > killed && !e.member().equals("w2") && inAny(dead, e.slot()))
-                    .mapToLong(Execution::nanos)
-                    .min()
-                    .orElseThrow();
-            await().atMost(Duration.ofMinutes(5)).until(() -> c.done() == TASKS);
-            log(
-                    "recovery T=%d ms poll=%d ms: ring without the dead worker after %d ms, its ranges processed"
-                            + " again after %d ms; duplicates %d (batch %d)",
-                    sessionMs,
-                    CONFIG.pollInterval().toMillis(),
-                    ringMs,
-                    (first - killed) / 1_000_000,
-                    c.duplicates(),
-                    CONFIG.batchSize());
+            String node = "/pidpool/it/workers/" + WorkerCluster.GROUP + "/" + victim.pool.memberId();
+            try (var probe = new NodeProbe(zk.client(zk.port()), node)) {
+                long killed = System.nanoTime();
+                victim.kill();
+                probe.awaitGone();
+                await().atMost(Duration.ofMinutes(1))
+                        .pollInterval(Duration.ofMillis(5))
+                        .until(() -> c.allLiveSee(3));
+                long ringSeen = System.nanoTime();
+                await().atMost(Duration.ofMinutes(1)).until(() -> c.executions.stream()
+                        .anyMatch(e -> e.nanos() > killed && !e.member().equals("w2") && inAny(dead, e.slot())));
+                long first = c.executions.stream()
+                        .filter(e -> e.nanos() > killed && !e.member().equals("w2") && inAny(dead, e.slot()))
+                        .mapToLong(Execution::nanos)
+                        .min()
+                        .orElseThrow();
+                await().atMost(Duration.ofMinutes(5)).until(() -> c.done() == TASKS);
+                log(
+                        "recovery T=%d ms poll=%d ms: node deleted by ZooKeeper %d-%d ms after the kill;"
+                                + " all survivors see the ring without it %d ms after the kill; its ranges processed"
+                                + " again %d ms after the kill (%d ms after the deletion); duplicates %d (batch %d)"
+                                + " load=%.1f",
+                        sessionMs,
+                        CONFIG.pollInterval().toMillis(),
+                        ms(probe.lastSeenSent - killed),
+                        ms(probe.firstGone - killed),
+                        ms(ringSeen - killed),
+                        ms(first - killed),
+                        ms(first - probe.lastSeenSent),
+                        c.duplicates(),
+                        CONFIG.batchSize(),
+                        load());
+            }
+        }
+    }
+
+    private static long ms(long nanos) {
+        return nanos / 1_000_000;
+    }
+
+    /**
+     * Brackets the deletion of a node: it still existed for a check sent at {@link #lastSeenSent},
+     * and was gone for the one answered at {@link #firstGone}. Polls every 2 ms on its own session.
+     */
+    static final class NodeProbe implements AutoCloseable {
+        final org.apache.curator.framework.CuratorFramework client;
+        final String path;
+        volatile long lastSeenSent;
+        volatile long firstGone;
+
+        NodeProbe(org.apache.curator.framework.CuratorFramework client, String path) throws Exception {
+            this.client = client;
+            this.path = path;
+            if (client.checkExists().forPath(path) == null) {
+                throw new IllegalStateException(path + " does not exist before the kill");
+            }
+        }
+
+        void awaitGone() throws Exception {
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            while (System.nanoTime() < deadline) {
+                long sent = System.nanoTime();
+                if (client.checkExists().forPath(path) == null) {
+                    firstGone = System.nanoTime();
+                    return;
+                }
+                lastSeenSent = sent;
+                Thread.sleep(2);
+            }
+            throw new IllegalStateException(path + " still exists a minute after the kill");
+        }
+
+        @Override
+        public void close() {
+            client.close();
         }
     }
 

@@ -53,7 +53,8 @@ class WorkerPoolTest {
                                             .count()
                                     == 30.0);
             assertThat(pool.ownedRanges()).containsExactly(SlotRange.all());
-            assertThat(pool.backlogByRange()).containsOnlyKeys(SlotRange.all());
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> pool.backlogByRange().keySet().equals(java.util.Set.of(SlotRange.all())));
             assertThat(registry.get("pidpool.worker.ranges").gauge().value()).isEqualTo(1.0);
             assertThat(pool.state()).isEqualTo(WorkerPool.State.STARTED);
             assertThatThrownBy(pool::start).isInstanceOfSatisfying(PidPoolException.class, e -> assertThat(e.code())

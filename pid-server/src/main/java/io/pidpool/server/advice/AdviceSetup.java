@@ -1,0 +1,170 @@
+package io.pidpool.server.advice;
+
+import static io.pidpool.core.error.Preconditions.requireNonNull;
+
+import io.pidpool.core.advice.AlertRules;
+import io.pidpool.core.advice.Recommender;
+import io.pidpool.core.advice.UsageProjector;
+import io.pidpool.core.allocation.PlannerPolicy;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.port.AlertStore;
+import io.pidpool.core.port.QuotaLedger;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.quota.MonthlyWindow;
+import io.pidpool.server.config.AdviceConfig;
+import io.pidpool.server.leader.AlertSink;
+import io.pidpool.server.leader.LeaderSettings;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.PlacementPolicy;
+import io.pidpool.server.leader.PlannerPlacement;
+import io.pidpool.server.leader.ReadModel;
+import io.pidpool.worker.task.JdbiTaskStore;
+import io.pidpool.worker.task.TaskHandler;
+import io.pidpool.worker.task.TaskSchema;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * Wires monitoring and advice into one pid-server from {@link AdviceConfig} ({@code docs/alerts.md}):
+ * the {@link AlertService} (whose {@link #leaderSink()} replaces the leader's logging sink), the
+ * webhook's tasks, the leader's cooldown and brake thresholds, and the {@link AdviceMonitor} that
+ * also answers the HTTP routes. Built before the coordination node, monitor started after it.
+ */
+public final class AdviceSetup implements AutoCloseable {
+    /** How far back departures count for the mass-failure brake (the planner's default). */
+    static final Duration BRAKE_WINDOW = Duration.ofMinutes(1);
+
+    private final AdviceConfig config;
+    private final Clock clock;
+    private final LongSupplier ids;
+    private final WebhookTasks webhook; // null: none
+    private final AlertService alerts;
+    private volatile AdviceMonitor monitor;
+
+    /**
+     * @param tasks the database holding pid-worker's task table (its schema is migrated here when a
+     *     webhook is configured)
+     */
+    public AdviceSetup(
+            AdviceConfig config,
+            String cluster,
+            AlertStore store,
+            DataSource tasks,
+            String workerGroup,
+            LongSupplier ids,
+            Clock clock) {
+        this.config = requireNonNull(config, "config");
+        this.clock = requireNonNull(clock, "clock");
+        this.ids = requireNonNull(ids, "ids");
+        if (config.webhook().url().isEmpty()) {
+            this.webhook = null;
+        } else {
+            TaskSchema.migrate(tasks);
+            this.webhook = new WebhookTasks(
+                    JdbiTaskStore.create(tasks),
+                    workerGroup,
+                    cluster,
+                    URI.create(config.webhook().url()),
+                    config.webhook().maxAttempts(),
+                    Duration.ofMillis(config.webhook().timeoutMs()),
+                    clock);
+        }
+        this.alerts = new AlertService(store, ids, clock, webhook == null ? AlertNotifier.none() : webhook.notifier());
+    }
+
+    public AlertService alerts() {
+        return alerts;
+    }
+
+    /** For {@code PidPoolNode.Builder.alerts}: logs, stores and announces what the leader reports. */
+    public AlertSink leaderSink() {
+        return alerts.leaderSink();
+    }
+
+    /** {@code base} with the configured cooldown threshold and duration. */
+    public LeaderSettings leaderSettings(LeaderSettings base) {
+        return base.withFailurePolicy(
+                base.ackTimeout(), config.cooldownAfterFailures(), base.retryBackoff(), config.cooldown());
+    }
+
+    /** The planner with the configured mass-failure share, for {@code PidPoolNode.Builder.placement}. */
+    public Function<Duration, PlacementPolicy> placement(LeaderSettings settings) {
+        double share = config.massFailureShare();
+        return grace -> new PlannerPlacement(PlannerPolicy.defaults(grace)
+                .withRebalanceDelay(settings.rebalanceDelay())
+                .withBrake(share, BRAKE_WINDOW));
+    }
+
+    /** Adds the webhook's task handler (when a webhook is configured). */
+    public void registerHandlers(Map<String, TaskHandler> handlers) {
+        if (webhook != null) {
+            handlers.put(WebhookTasks.TYPE, webhook.handler());
+        }
+    }
+
+    /**
+     * The interim usage reports: database + the Redis quota ledger + the node's live instances. See
+     * {@link UsageReports} for the seam the leader's usage scan plugs into.
+     */
+    public UsageReports ledgerReports(PidPoolNode node, Repositories repos, Supplier<QuotaLedger> ledger) {
+        return new LedgerUsageReports(
+                repos.pids(),
+                ledger,
+                () -> liveInstances(node),
+                new MonthlyWindow(ZoneOffset.UTC),
+                config.overageTariff(),
+                UsageProjector.blended(),
+                clock);
+    }
+
+    static Map<ModuleKey, Integer> liveInstances(PidPoolNode node) {
+        Map<ModuleKey, Integer> live = new HashMap<>();
+        for (ReadModel.Module module : node.modules()) {
+            live.put(module.key(), (int)
+                    module.instances().stream().filter(ReadModel.Instance::live).count());
+        }
+        return live;
+    }
+
+    /** Starts the monitoring rounds on {@code node}'s leadership; the monitor also serves the HTTP routes. */
+    public AdviceMonitor startMonitor(PidPoolNode node, Repositories repos, UsageReports reports) {
+        var auto = config.autoApply();
+        AutoApplier applier = auto.enabled()
+                ? new AutoApplier(
+                        node.batches(),
+                        repos,
+                        ids,
+                        clock,
+                        auto.maxMovesPerInterval(),
+                        Duration.ofMillis(auto.intervalMs()),
+                        auto.onEstimatedUsage())
+                : null;
+        monitor = new AdviceMonitor(
+                        node::isLeader,
+                        reports,
+                        alerts,
+                        new AlertRules(config.alertPolicy()),
+                        new Recommender(config.recommenderPolicy()),
+                        applier,
+                        clock)
+                .start(config.evaluateInterval());
+        return monitor;
+    }
+
+    @Override
+    public void close() {
+        AdviceMonitor m = monitor;
+        if (m != null) {
+            m.close();
+        }
+        alerts.close();
+    }
+}

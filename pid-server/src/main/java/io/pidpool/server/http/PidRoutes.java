@@ -1,0 +1,33 @@
+package io.pidpool.server.http;
+
+import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.PidStatus;
+import io.pidpool.server.config.Role.Access;
+import java.util.Objects;
+
+/** {@code GET /api/v1/pids?module=&state=&status=&after=&limit=}. */
+final class PidRoutes implements ApiRoutes {
+    private final OperatorApi api;
+
+    PidRoutes(OperatorApi api) {
+        this.api = Objects.requireNonNull(api, "api");
+    }
+
+    @Override
+    public void register(Routes routes) {
+        routes.get("/api/v1/pids", Access.READ, ctx -> {
+            String module = ctx.queryParam("module");
+            String state = ctx.queryParam("state");
+            String status = ctx.queryParam("status");
+            String after = ctx.queryParam("after");
+            var query = new OperatorApi.PidQuery(
+                    module == null ? null : Params.moduleKey(module, "module"),
+                    state == null ? null : Params.enumValue(PidState.class, state, "state"),
+                    status == null ? null : Params.enumValue(PidStatus.class, status, "status"),
+                    after == null ? null : Names.requirePidId(after, "after"),
+                    Params.limit(ctx, "limit", OperatorApi.PidQuery.DEFAULT_LIMIT, OperatorApi.PidQuery.MAX_LIMIT));
+            Routes.answer(ctx, 200, api.pids(query));
+        });
+    }
+}

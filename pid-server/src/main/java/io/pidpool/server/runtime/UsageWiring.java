@@ -1,0 +1,63 @@
+package io.pidpool.server.runtime;
+
+import io.pidpool.client.quota.QuotaKeys;
+import io.pidpool.core.advice.UsageProjector;
+import io.pidpool.core.quota.MonthlyWindow;
+import io.pidpool.server.config.ServerConfig;
+import io.pidpool.server.http.UsageRoutes;
+import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.redis.RedisUsageReader;
+import io.pidpool.server.usage.UsageMetrics;
+import io.pidpool.server.usage.UsageMonitor;
+import io.pidpool.server.usage.UsageSyncService;
+import io.pidpool.worker.task.JdbiTaskStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import org.redisson.api.RedissonClient;
+
+/** Builds the usage parts of a {@link PidServer} from its configuration (kept out of the server class). */
+final class UsageWiring {
+    private UsageWiring() {}
+
+    /** The quota key layout of the cluster: its name and the SDK's shard count. */
+    static QuotaKeys keys(ServerConfig config) {
+        return new QuotaKeys(config.cluster(), QuotaKeys.DEFAULT_SHARDS);
+    }
+
+    /** The ledger sync over the server's Redis client, database and worker group (not started). */
+    static UsageSyncService sync(
+            ServerConfig config, RedissonClient redisson, Database database, Clock clock, String group) {
+        return new UsageSyncService(
+                redisson,
+                keys(config),
+                database.repositories(clock).usage(),
+                JdbiTaskStore.create(database.dataSource()),
+                group,
+                clock,
+                Duration.ofMillis(config.monitoring().syncIntervalMs()));
+    }
+
+    /**
+     * The leader's periodic usage scan (started: first scan soon after start-up, then every
+     * {@code monitoring.scanIntervalMs}); the quota month is UTC, as the SDK's.
+     */
+    static UsageMonitor monitor(ServerConfig config, RedissonClient redisson, PidPoolNode node, Clock clock) {
+        Duration interval = Duration.ofMillis(config.monitoring().scanIntervalMs());
+        return new UsageMonitor(
+                        new NodeUsageFacts(node),
+                        new RedisUsageReader(redisson, keys(config)),
+                        new MonthlyWindow(ZoneOffset.UTC),
+                        config.advice().overageTariff(),
+                        UsageProjector.blended(),
+                        clock,
+                        interval)
+                .start(interval.compareTo(Duration.ofSeconds(1)) < 0 ? interval : Duration.ofSeconds(1));
+    }
+
+    /** {@code /metrics} and {@code /api/v1/usage}; {@code sync} may be null (worker disabled). */
+    static UsageRoutes routes(UsageMonitor usage, UsageSyncService sync, PidPoolNode node) {
+        return new UsageRoutes(usage, new UsageMetrics(usage, new NodeUsageFacts(node), usage, sync));
+    }
+}

@@ -1,0 +1,218 @@
+package io.pidpool.server.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.fake.InMemoryDatabase;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.PidSpec;
+import io.pidpool.core.port.AuditEntry;
+import io.pidpool.core.port.AuditLog;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.OperationLog;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.protocol.NotifySignal;
+import io.pidpool.core.secret.SecretSealer;
+import io.pidpool.core.testing.ManualClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link BatchService} over the in-memory repositories and a manual scheduler: waiters on one server
+ * share one poll (seed 003's coalesced waiters), and a batch, its audit row and the check before
+ * them commit or roll back together.
+ */
+class BatchServiceTest {
+    static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
+    static final ModuleKey FIN = ModuleKey.parse("fin#risk#scorer");
+    static final List<Operation> ADD =
+            List.of(new Operation.Add(FIN, List.of(new PidSpec("u1", "pw", 10, 0, Map.of()))));
+
+    final ManualClock clock = new ManualClock(Instant.parse("2026-11-21T08:00:00Z"));
+    final Repositories store = InMemoryDatabase.create().repositories();
+    final AtomicInteger finds = new AtomicInteger();
+    final AtomicLong ids = new AtomicLong(1000);
+    final ManualScheduler io = new ManualScheduler();
+    final List<NotifySignal> signals = new ArrayList<>();
+
+    BatchService service(Repositories repos) {
+        return new BatchService(
+                repos, SEALER::seal, ids::incrementAndGet, clock, signals::add, io, Duration.ofMillis(500));
+    }
+
+    /** The store, counting the batch reads. */
+    Repositories counting() {
+        OperationLog log = store.operations();
+        OperationLog counted = new OperationLog() {
+            @Override
+            public void append(BatchRecord batch) {
+                log.append(batch);
+            }
+
+            @Override
+            public Optional<BatchRecord> find(BatchId id) {
+                finds.incrementAndGet();
+                return log.find(id);
+            }
+
+            @Override
+            public List<BatchRecord> findUnfinished(int limit) {
+                return log.findUnfinished(limit);
+            }
+
+            @Override
+            public List<BatchRecord> recent(int limit) {
+                return log.recent(limit);
+            }
+
+            @Override
+            public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
+                return log.transition(id, next, results, epoch);
+            }
+        };
+        return with(store, counted, store.audit());
+    }
+
+    static Repositories with(Repositories r, OperationLog operations, AuditLog audit) {
+        return new Repositories(
+                r.transactor(), r.modules(), r.pids(), r.assignments(), r.slots(), operations, audit, r.usage());
+    }
+
+    void deal(BatchId id) {
+        store.operations().markDealing(id, new Epoch(1));
+        store.operations().finish(id, BatchStatus.DEALED, List.of(OperationResult.ok(0)), new Epoch(1));
+    }
+
+    @Test
+    void aHundredWaitersOnOneBatchShareOnePollAndOneReadPerLook() {
+        BatchService batches = service(counting());
+        BatchId id = batches.submit(ADD, "ops");
+        assertThat(signals).extracting(NotifySignal::phase).containsExactly(NotifySignal.Phase.DEALING);
+
+        List<CompletableFuture<BatchRecord>> waiters = IntStream.range(0, 100)
+                .mapToObj(i -> batches.await(id, Duration.ofMinutes(1)))
+                .toList();
+        assertThat(batches.waiting()).isEqualTo(100);
+        assertThat(io.live(true)).as("one poller for every waiter").hasSize(1);
+        assertThat(waiters).noneMatch(CompletableFuture::isDone);
+
+        finds.set(0);
+        io.live(true).get(0).run(); // a poll: still PENDING
+        assertThat(finds.get()).isEqualTo(1);
+        assertThat(waiters).noneMatch(CompletableFuture::isDone);
+
+        deal(id);
+        batches.signalled(); // /notify says DEALED: one look answers all hundred
+        assertThat(finds.get()).isEqualTo(2);
+        assertThat(waiters).allMatch(f -> f.join().status() == BatchStatus.DEALED);
+        assertThat(batches.waiting()).isZero();
+        assertThat(io.live(true)).as("the poller stops when nobody waits").isEmpty();
+    }
+
+    @Test
+    void waitersOnSeveralBatchesCostOneReadPerBatchAndTimeOutAlone() {
+        BatchService batches = service(counting());
+        BatchId first = batches.submit(ADD, "ops");
+        BatchId second = batches.submit(List.of(new Operation.Delete(List.of("u9"))), "ops");
+        List<CompletableFuture<BatchRecord>> onFirst = IntStream.range(0, 10)
+                .mapToObj(i -> batches.await(first, Duration.ofMinutes(1)))
+                .toList();
+        CompletableFuture<BatchRecord> impatient = batches.await(second, Duration.ofSeconds(1));
+        CompletableFuture<BatchRecord> patient = batches.await(second, Duration.ofMinutes(1));
+
+        finds.set(0);
+        io.live(true).get(0).run();
+        assertThat(finds.get()).isEqualTo(2);
+
+        // the one-second timeout passes: that waiter gets the current state, the others wait on
+        io.live(false).stream()
+                .filter(t -> t.delayMillis == 1000)
+                .findFirst()
+                .orElseThrow()
+                .run();
+        assertThat(impatient.join().status()).isEqualTo(BatchStatus.PENDING);
+        assertThat(patient).isNotDone();
+        assertThat(batches.waiting()).isEqualTo(11);
+
+        deal(second);
+        batches.signalled();
+        assertThat(patient.join().status()).isEqualTo(BatchStatus.DEALED);
+        assertThat(onFirst).noneMatch(CompletableFuture::isDone);
+    }
+
+    @Test
+    void anUnknownBatchCannotBeAwaited() {
+        BatchService batches = service(store);
+        assertThatThrownBy(() -> batches.await(new BatchId(42), Duration.ofSeconds(1)))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("no batch 42");
+    }
+
+    @Test
+    void theBatchAndItsAuditRowCommitTogether() {
+        BatchId id = service(store).submit(ADD, "ops");
+        assertThat(store.operations().find(id)).isPresent();
+        assertThat(store.audit().forTarget(id.toString(), 10))
+                .extracting(AuditEntry::actor, AuditEntry::action)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("ops", "batch.accepted"));
+    }
+
+    @Test
+    void aFailureAfterTheAuditInsertRollsBackTheBatchAndTheAuditRow() {
+        AuditLog audit = store.audit();
+        AuditLog failingAfterInsert = new AuditLog() {
+            @Override
+            public void append(AuditEntry entry) {
+                audit.append(entry);
+                assertThat(audit.recent(1)).extracting(AuditEntry::id).containsExactly(entry.id());
+                throw PidPoolException.unavailable("the database went away after the audit insert", null);
+            }
+
+            @Override
+            public List<AuditEntry> recent(int limit) {
+                return audit.recent(limit);
+            }
+
+            @Override
+            public List<AuditEntry> forTarget(String target, int limit) {
+                return audit.forTarget(target, limit);
+            }
+        };
+        BatchService batches = service(with(store, store.operations(), failingAfterInsert));
+
+        assertThatThrownBy(() -> batches.submit(ADD, "ops")).hasMessageContaining("after the audit insert");
+        assertThat(store.operations().recent(10)).isEmpty();
+        assertThat(store.audit().recent(10)).isEmpty();
+        assertThat(signals)
+                .as("nobody is woken for a batch that was not recorded")
+                .isEmpty();
+    }
+
+    @Test
+    void aRefusingCheckRecordsNothing() {
+        BatchService batches = service(store);
+        assertThatThrownBy(() -> batches.submit(ADD, "ops", ops -> {
+                    throw PidPoolException.notFound("operations[0].module", "unknown module %s", FIN);
+                }))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("unknown module");
+        assertThat(store.operations().recent(10)).isEmpty();
+        assertThat(store.audit().recent(10)).isEmpty();
+        assertThat(signals).isEmpty();
+    }
+}
