@@ -71,7 +71,9 @@ import org.apache.zookeeper.data.Stat;
  * early instances take PIDs that are moved again as the others register), {@code instancesFirst} (0;
  * 1 = every instance registers before the leader starts, and the time is measured from the leader's
  * start, which then comes after the last registration: the hand-out without churn from staggered
- * registrations). Not a test:
+ * registrations), {@code leaderSessionMs} (2000: the pid-server nodes' ZooKeeper session timeout;
+ * at 100,000/1,000 on a loaded 2-core machine a 2 s session can expire under CPU starvation). Not a
+ * test:
  * nothing asserts; it prints what it measured. Command: docs/benchmarks.md.
  */
 public final class AllocationBenchmark {
@@ -101,7 +103,8 @@ public final class AllocationBenchmark {
                 "naiveCap", 3_000,
                 "timeoutSec", 120,
                 "rebalanceDelayMs", -1,
-                "instancesFirst", 0));
+                "instancesFirst", 0,
+                "leaderSessionMs", (int) LEADER_SESSION.toMillis()));
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (!opts.containsKey(kv[0])) {
@@ -546,14 +549,17 @@ public final class AllocationBenchmark {
     // ------------------------------------------------------------------ plumbing
 
     private PidPoolNode startNode(String nodeId, Repositories repositories) {
-        LeaderSettings settings =
-                LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200)).withRebalanceDelay(Duration.ZERO);
+        LeaderSettings settings = LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200));
+        int delayMs = opts.get("rebalanceDelayMs");
+        if (delayMs >= 0) {
+            settings = settings.withRebalanceDelay(Duration.ofMillis(delayMs));
+        }
         AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
         PidPoolNode node = PidPoolNode.builder()
                 .nodeId(nodeId)
                 .connectString(server.getConnectString())
                 .cluster(LAYOUT.cluster())
-                .sessionTimeout(LEADER_SESSION)
+                .sessionTimeout(Duration.ofMillis(opts.get("leaderSessionMs")))
                 .settings(settings)
                 .repositories(repositories)
                 .sealer(TestCluster::seal)

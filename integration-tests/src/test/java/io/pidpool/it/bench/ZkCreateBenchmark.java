@@ -5,12 +5,17 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.it.zk.ZooKeepers;
+import io.pidpool.server.zk.FenceToken;
+import io.pidpool.server.zk.FencedWriter;
+import io.pidpool.server.zk.WriteResult;
+import io.pidpool.server.zk.ZkWrite;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -34,11 +39,14 @@ import org.apache.zookeeper.ZooKeeper;
  *   <li><b>sync</b>: one synchronous {@code create} at a time (one round trip per node);
  *   <li><b>async</b>: asynchronous {@code create}s with at most {@code window} in flight;
  *   <li><b>multi</b>: asynchronous {@code multi} of {@code check(/epoch)} + {@code multiSize} creates,
- *       at most {@code multiWindow} multis in flight (the shape of a leader write).
+ *       at most {@code multiWindow} multis in flight (the shape of a leader write);
+ *   <li><b>fenced writer</b>: the leader's real write path, {@link FencedWriter} (units of one create
+ *       each, packed into multi-ops of {@code writerOps} operations with the epoch check, at most
+ *       {@code writerWindow} in flight, completions per unit).
  * </ul>
  *
  * <p>Arguments ({@code key=value}, all optional): {@code creates} (20000), {@code syncCreates} (2000),
- * {@code window} (1000), {@code multiSize} (100), {@code multiWindow} (8), {@code rounds} (3). Run
+ * {@code window} (1000), {@code multiSize} (100), {@code multiWindow} (8), {@code writerOps} (200), {@code writerWindow} (4), {@code rounds} (3). Run
  * it as docs/benchmarks-zk.md says; it prints a Markdown table. Not a test: nothing asserts.
  */
 public final class ZkCreateBenchmark {
@@ -58,6 +66,8 @@ public final class ZkCreateBenchmark {
                 "window", 1_000,
                 "multiSize", 100,
                 "multiWindow", 8,
+                "writerOps", 200,
+                "writerWindow", 4,
                 "rounds", 3));
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -114,18 +124,35 @@ public final class ZkCreateBenchmark {
         sync(syncCreates / 4);
         async(creates / 4, window);
         multi(creates / 4, multiSize, multiWindow);
+        int writerOps = o.get("writerOps");
+        int writerWindow = o.get("writerWindow");
+        fenced(creates / 4, writerOps, writerWindow);
 
         List<double[]> results = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
-            results.add(
-                    new double[] {sync(syncCreates), async(creates, window), multi(creates, multiSize, multiWindow)});
+            results.add(new double[] {
+                sync(syncCreates),
+                async(creates, window),
+                multi(creates, multiSize, multiWindow),
+                fenced(creates, writerOps, writerWindow)
+            });
         }
         System.out.println();
         System.out.println("| mode | nodes per round | in flight | creates/s (median of " + rounds + ") | rounds |");
         System.out.println("|---|---|---|---|---|");
-        String[] names = {"sync create", "async create", "async multi(check + " + multiSize + " creates)"};
-        String[] sizes = {Integer.toString(syncCreates), Integer.toString(creates), Integer.toString(creates)};
-        String[] inFlight = {"1", window + " creates", multiWindow + " multis"};
+        String[] names = {
+            "sync create",
+            "async create",
+            "async multi(check + " + multiSize + " creates)",
+            "FencedWriter (multi-ops of " + writerOps + " ops incl. the check)"
+        };
+        String[] sizes = {
+            Integer.toString(syncCreates),
+            Integer.toString(creates),
+            Integer.toString(creates),
+            Integer.toString(creates)
+        };
+        String[] inFlight = {"1", window + " creates", multiWindow + " multis", writerWindow + " multis"};
         for (int m = 0; m < names.length; m++) {
             double[] rates = new double[rounds];
             for (int r = 0; r < rounds; r++) {
@@ -224,6 +251,36 @@ public final class ZkCreateBenchmark {
         double rate = rate(count, start);
         check(failed, "multi");
         return rate;
+    }
+
+    /** Creates per second through the leader's {@link FencedWriter}, one unit (one create) per node. */
+    private double fenced(int count, int opsPerMulti, int window) throws Exception {
+        String parent = parent().substring("/bench".length()); // relative to the writer's namespace
+        if (zk.exists("/bench/epoch", false) == null) {
+            zk.create("/bench/epoch", "1".getBytes(), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+        }
+        var token =
+                new FenceToken(new Epoch(1), zk.exists("/bench/epoch", false).getVersion(), zk.getSessionId());
+        AtomicInteger failed = new AtomicInteger();
+        List<CompletableFuture<List<WriteResult>>> futures = new ArrayList<>(count);
+        try (FencedWriter writer = new FencedWriter(
+                () -> zk, "bench", "/epoch", token, opsPerMulti, window, e -> failed.incrementAndGet())) {
+            long start = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                futures.add(writer.submit(List.of(ZkWrite.persistent(parent + "/n" + i, data))));
+            }
+            writer.flush();
+            for (var future : futures) {
+                try {
+                    future.get(120, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failed.incrementAndGet();
+                }
+            }
+            double rate = rate(count, start);
+            check(failed, "fenced writer");
+            return rate;
+        }
     }
 
     private static double rate(int count, long start) {

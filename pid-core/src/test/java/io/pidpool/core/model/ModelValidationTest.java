@@ -25,6 +25,25 @@ class ModelValidationTest {
     }
 
     @Test
+    void moduleKeysSortLikeTheirTextForms() {
+        String[] parts = {"a", "a-", "a.b", "a_", "ab", "A", "a0", "b", "Z9", "-", "_"};
+        var random = new java.util.Random(42);
+        for (int i = 0; i < 2_000; i++) {
+            ModuleKey x = new ModuleKey(
+                    parts[random.nextInt(parts.length)],
+                    parts[random.nextInt(parts.length)],
+                    parts[random.nextInt(parts.length)]);
+            ModuleKey y = new ModuleKey(
+                    parts[random.nextInt(parts.length)],
+                    parts[random.nextInt(parts.length)],
+                    parts[random.nextInt(parts.length)]);
+            assertThat(Integer.signum(x.compareTo(y)))
+                    .as("%s vs %s", x, y)
+                    .isEqualTo(Integer.signum(x.toString().compareTo(y.toString())));
+        }
+    }
+
+    @Test
     void instanceIdsCannotCollideWithTheLeadersPidsNodes() {
         assertThat(InstanceId.of("host-1").pidsNodeName()).isEqualTo("host-1-pids");
         assertThatThrownBy(() -> InstanceId.of("host-1-pids")).isInstanceOf(PidPoolException.class);

@@ -4,6 +4,7 @@ import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -20,8 +21,11 @@ import java.util.TreeSet;
 public final class DbView {
     private final Map<String, PidAccount> pids = new HashMap<>();
     private final Map<ModuleKey, ModuleConfig> modules = new TreeMap<>();
+    /** {@link #moduleKeys()}, computed once per change (it looks at every account). */
+    private Set<ModuleKey> moduleKeys;
 
     public void load(LeaderStore.Snapshot snapshot) {
+        moduleKeys = null;
         pids.clear();
         modules.clear();
         snapshot.modules().forEach(m -> modules.put(m.key(), m));
@@ -29,6 +33,7 @@ public final class DbView {
     }
 
     public void replay(DbChange change) {
+        moduleKeys = null;
         if (change instanceof DbChange.PidPut put) {
             pids.put(put.pid().id(), put.pid());
         } else if (change instanceof DbChange.PidRemoved removed) {
@@ -59,9 +64,12 @@ public final class DbView {
 
     /** Configured modules and modules named by an account. */
     public Set<ModuleKey> moduleKeys() {
-        Set<ModuleKey> keys = new TreeSet<>(modules.keySet());
-        pids.values().forEach(p -> keys.add(p.module()));
-        return keys;
+        if (moduleKeys == null) {
+            Set<ModuleKey> keys = new TreeSet<>(modules.keySet());
+            pids.values().forEach(p -> keys.add(p.module()));
+            moduleKeys = Collections.unmodifiableSet(keys);
+        }
+        return moduleKeys;
     }
 
     /** The account as PID nodes carry it: everything but the secret in clear, the secret sealed. */

@@ -2,6 +2,7 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidAccount;
@@ -21,9 +22,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -46,10 +49,35 @@ import org.slf4j.LoggerFactory;
  */
 final class LeaderTerm {
     private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
-    private static final long PASS_DEBOUNCE_MILLIS = 20;
+    /**
+     * A burst of events is reconciled once, this long after its first event, or after as long as the
+     * last pass took if that was longer (so passes never take more than about half the leader's thread,
+     * and the events in between are coalesced).
+     */
+    private static final long PASS_DEBOUNCE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
     private static final int BATCHES_PER_ROUND = 16;
     private static final int NOTIFY_ATTEMPTS = 3;
     private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
+    /** While events flow, the placement runs at least this often even if nothing structural changed. */
+    private static final long PLACEMENT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * A placement after a structural change waits until this many times the last placement's cost has
+     * passed since it (nothing at 1,000 PIDs; at 100,000 a placement costs hundreds of milliseconds, and
+     * back-to-back placements would starve the events and acknowledgements in between).
+     */
+    private static final int PLACEMENT_COST_FACTOR = 3;
+    /**
+     * Costs below this do not slow anything down (the debounce and the placement spacing above count
+     * only what exceeds it), so a small cluster reacts at once: at 1,000 PIDs a pass takes a few ms.
+     */
+    private static final long FREE_COST_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** ... and a full pass at least this often, or 10 times its own cost, whichever is longer. */
+    private static final long FULL_PASS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The periodic database reload waits at least this many times its own cost. */
+    private static final int RELOAD_COST_FACTOR = 20;
+    /** Assignment rows written per pass at most (see writeDatabase). */
+    private static final int ROWS_PER_PASS = 5_000;
 
     private final NodeContext ctx;
     private final Consumer<PidPoolException> onFenced;
@@ -73,6 +101,21 @@ final class LeaderTerm {
     private boolean notifyExists;
 
     private long passes;
+    private long fullPasses;
+    private long placements;
+    /** Incremental passes (Reconciler.Scope): what the next one must cover. */
+    private boolean fullRequested = true;
+
+    private boolean placementRequested;
+    private long lastFullNanos;
+    private long lastFullCostNanos;
+    private long lastPlacementNanos;
+    private long placedStructure = Long.MIN_VALUE;
+    private long lastLoadNanos;
+    private long lastLoadCostNanos;
+    private long lastPassCostNanos;
+    private long lastPlacementCostNanos;
+    private boolean placementTimer;
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
     LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
@@ -84,6 +127,8 @@ final class LeaderTerm {
 
     /** Runs the election steps; throws if any fails (the caller then gives leadership up). */
     void begin() {
+        long t0 = System.nanoTime();
+        ctx.view().trackChanges(true);
         token = EpochFence.bump(ctx.client(), ctx.layout().epoch());
         writer = new FencedWriter(
                 () -> ZkSupport.zooKeeper(ctx.client()),
@@ -98,29 +143,39 @@ final class LeaderTerm {
         grace = ctx.settings().graceFor(negotiated);
         policy = ctx.placement().apply(grace);
         ZkSupport.await(ZkSupport.sync(ctx.client(), "/"), ctx.settings().zkTimeout(), "sync");
-        LeaderStore.Snapshot snapshot = ctx.store().load();
-        db.load(snapshot);
-        state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
-        loadCooldowns(); // stored end times: a new leader does not start them over
+        long t1 = System.nanoTime();
+        // the scan is asynchronous (read multi-ops, a level's requests all in flight): it runs while
+        // this thread loads the database, instead of after it
+        var scanning = ctx.scanner().scan(ctx.layout().modules(), 3);
+        loadDatabase();
+        long t2 = System.nanoTime();
         reconcileQuota(); // a new leader provisions every limit once (its own thread; Redis may be down)
-        List<NodeEvent> scan = ZkSupport.await(
-                ctx.scanner().scan(ctx.layout().modules(), 3), ctx.settings().zkTimeout(), "scan");
+        List<NodeEvent> scan = ZkSupport.await(scanning, ctx.settings().zkTimeout(), "scan");
+        long t3 = System.nanoTime();
         scan.forEach(ctx.view()::replay);
+        long t4 = System.nanoTime();
         serving = true;
         log.info(
-                "{} leads with epoch {} (session timeout {}, grace {}, {} PIDs, {} nodes)",
+                "{} leads with epoch {} (session timeout {}, grace {}, {} PIDs, {} nodes; bump+sync {} ms, "
+                        + "database {} ms, rest of the scan {} ms, replay {} ms)",
                 ctx.nodeId(),
                 token.epoch().value(),
                 negotiated,
                 grace,
                 db.pids().size(),
-                ctx.view().size());
+                ctx.view().size(),
+                (t1 - t0) / 1_000_000,
+                (t2 - t1) / 1_000_000,
+                (t3 - t2) / 1_000_000,
+                (t4 - t3) / 1_000_000);
         notifyExists = exists(ctx.layout().notifyNode());
         schedule(ctx.settings().reconcileInterval(), this::reload);
         schedule(ctx.settings().rescanInterval(), this::rescan);
         schedule(ctx.settings().batchPollInterval(), this::pollBatches);
         schedule(ctx.quotaReconcileInterval(), this::reconcileQuota);
+        long t5 = System.nanoTime();
         runPass();
+        log.info("{}: first pass {} ms", ctx.nodeId(), (System.nanoTime() - t5) / 1_000_000);
         // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
         ctx.serial().execute(() -> guarded(this::pollBatches));
     }
@@ -153,6 +208,7 @@ final class LeaderTerm {
             }
             provisionQuota(applied.get());
             applied.get().changes().forEach(db::replay);
+            fullRequested = true; // the database view changed
             log.info(
                     "applied batch {} ({}): {}",
                     batch.id(),
@@ -301,19 +357,39 @@ final class LeaderTerm {
             return;
         }
         passScheduled = true;
-        ctx.serial().schedule(() -> guarded(this::runPass), PASS_DEBOUNCE_MILLIS, TimeUnit.MILLISECONDS);
+        long delay = Math.max(
+                PASS_DEBOUNCE_NANOS, Math.min(lastPassCostNanos - FREE_COST_NANOS, TimeUnit.SECONDS.toNanos(1)));
+        ctx.serial().schedule(() -> guarded(this::runPass), delay, TimeUnit.NANOSECONDS);
     }
 
-    /** Level-triggered: reload the database view, then reconcile. */
+    /**
+     * Level-triggered: reload the database view, then reconcile everything. The load is skipped while
+     * less than {@value #RELOAD_COST_FACTOR} times its own cost has passed since the last one (at
+     * 100,000 accounts a load takes seconds: it must not occupy the leader's thread every few seconds;
+     * the leader's own changes reach the view by replay anyway, so the reload only catches changes made
+     * behind its back).
+     */
     void reload() {
         if (!serving()) {
             return;
         }
+        long now = ctx.ticker().read();
+        if (now - lastLoadNanos >= RELOAD_COST_FACTOR * lastLoadCostNanos) {
+            loadDatabase();
+        }
+        fullRequested = true;
+        runPass();
+    }
+
+    private void loadDatabase() {
+        long t0 = ctx.ticker().read();
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
-        loadCooldowns();
-        runPass();
+        loadCooldowns(); // stored end times: a new leader does not start them over
+        lastLoadNanos = ctx.ticker().read();
+        lastLoadCostNanos = lastLoadNanos - t0;
+        fullRequested = true;
     }
 
     /**
@@ -353,6 +429,7 @@ final class LeaderTerm {
                             } else {
                                 events.forEach(ctx.view()::replay);
                                 ctx.view().pruneTombstones(TOMBSTONE_AGE);
+                                fullRequested = true;
                             }
                             if (rescanAgain) {
                                 rescanAgain = false;
@@ -371,8 +448,52 @@ final class LeaderTerm {
         passes++;
         long now = ctx.ticker().read();
         java.util.Set<String> alertedBefore = state.alertKeys();
-        Reconciler.Decision decision =
-                reconciler.decide(ctx.view(), db, state, policy, token.epoch(), grace.toNanos(), now);
+        Set<String> dirty = ctx.view().drainDirtyPids();
+        boolean full =
+                fullRequested || now - lastFullNanos >= Math.max(FULL_PASS_INTERVAL_NANOS, 10 * lastFullCostNanos);
+        boolean changed = placementRequested || ctx.view().structureVersion() != placedStructure;
+        long sincePlacement = now - lastPlacementNanos;
+        long placementDue =
+                lastPlacementNanos + PLACEMENT_COST_FACTOR * Math.max(0, lastPlacementCostNanos - FREE_COST_NANOS);
+        boolean placement = full
+                || (changed && now - placementDue >= 0)
+                || sincePlacement >= Math.max(PLACEMENT_INTERVAL_NANOS, 10 * lastPlacementCostNanos);
+        fullRequested = false;
+        if (placement) {
+            placements++;
+            placementRequested = false;
+            placedStructure = ctx.view().structureVersion();
+            lastPlacementNanos = now;
+        } else if (changed && !placementTimer) {
+            // an expensive placement (a big cluster) runs at most every few times its cost; come back then
+            placementTimer = true;
+            ctx.serial()
+                    .schedule(
+                            () -> {
+                                placementTimer = false;
+                                requestPass();
+                            },
+                            placementDue - now,
+                            TimeUnit.NANOSECONDS);
+        }
+        Reconciler.Decision decision = reconciler.decide(
+                ctx.view(),
+                db,
+                state,
+                policy,
+                token.epoch(),
+                grace.toNanos(),
+                now,
+                full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement));
+        long decideCost = ctx.ticker().read() - now;
+        if (full) {
+            fullPasses++;
+            lastFullNanos = now;
+            lastFullCostNanos = decideCost;
+        }
+        if (placement) {
+            lastPlacementCostNanos = decideCost;
+        }
         decision.alerts().forEach(ctx.alerts()::alert);
         alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
         for (Intent intent : decision.intents()) {
@@ -388,6 +509,7 @@ final class LeaderTerm {
             // the rows and statuses are diffed again by the next pass
             log.warn("database update of this pass failed: {}", e.getMessage());
         }
+        lastPassCostNanos = ctx.ticker().read() - now;
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
@@ -399,14 +521,31 @@ final class LeaderTerm {
                 db.replay(new DbChange.PidPut(pid));
             }
         }
-        if (!decision.rowUpserts().isEmpty()) {
-            ctx.store().recordAssignments(decision.rowUpserts());
+        // A new term re-stamps every row (100,000 at scale: seconds of database work). Rows are not
+        // needed to serve, so at most ROWS_PER_PASS are written per pass; the others are diffed again
+        // by the next (incremental) pass, and events are handled in between.
+        List<Assignment> upserts = decision.rowUpserts();
+        if (upserts.size() > ROWS_PER_PASS) {
+            upserts.subList(ROWS_PER_PASS, upserts.size())
+                    .forEach(row -> ctx.view().markDirty(row.pidId()));
+            upserts = List.copyOf(upserts.subList(0, ROWS_PER_PASS));
+            requestPass();
         }
-        if (!decision.rowRemovals().isEmpty()) {
-            ctx.store().removeAssignments(decision.rowRemovals(), token.epoch());
+        Set<String> removals = decision.rowRemovals();
+        if (removals.size() > ROWS_PER_PASS) {
+            List<String> all = List.copyOf(removals);
+            all.subList(ROWS_PER_PASS, all.size()).forEach(ctx.view()::markDirty);
+            removals = new LinkedHashSet<>(all.subList(0, ROWS_PER_PASS));
+            requestPass();
         }
-        if (!decision.rowUpserts().isEmpty() || !decision.rowRemovals().isEmpty()) {
-            state.replay(new LeaderRecord.RowsWritten(decision.rowUpserts(), decision.rowRemovals()));
+        if (!upserts.isEmpty()) {
+            ctx.store().recordAssignments(upserts);
+        }
+        if (!removals.isEmpty()) {
+            ctx.store().removeAssignments(removals, token.epoch());
+        }
+        if (!upserts.isEmpty() || !removals.isEmpty()) {
+            state.replay(new LeaderRecord.RowsWritten(upserts, removals));
         }
     }
 
@@ -423,9 +562,14 @@ final class LeaderTerm {
             return;
         }
         state.replay(new LeaderRecord.WriteSettled(intent));
+        if (intent.pid() != null) {
+            ctx.view().markDirty(intent.pid()); // a pass may have skipped it while the write was in flight
+        }
         if (error == null && intent.kind() == Intent.Kind.REVOKE) {
             intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
         }
+        // the planner counted this add as in flight: its node appearing changes nothing for it
+        boolean placedBefore = ctx.view().structureVersion() == placedStructure;
         if (error == null) {
             for (WriteResult result : results) {
                 ZkWrite write = result.write();
@@ -445,11 +589,60 @@ final class LeaderTerm {
             if (cause.code() == ErrorCode.FENCED) {
                 return; // the writer reports it once through the fenced listener
             }
-            // the view was wrong or the outcome is unknown: re-read before deciding about it again
             log.debug("{} failed: {}", intent, cause.getMessage());
-            rescan();
+            placementRequested = true;
+            if (cause.code() == ErrorCode.UNAVAILABLE) {
+                rescan(); // the outcome is unknown: re-read everything before deciding about it again
+            } else {
+                refresh(intent); // the view was wrong about these nodes: re-read just them
+            }
+        }
+        if (error == null && intent.kind() == Intent.Kind.ADD && placedBefore) {
+            placedStructure = ctx.view().structureVersion();
         }
         requestPass();
+    }
+
+    /** Re-reads the nodes a failed write touched, and their parents (whose listings prove a child gone). */
+    private void refresh(Intent intent) {
+        Set<String> paths = new LinkedHashSet<>();
+        for (ZkWrite write : intent.writes()) {
+            paths.add(write.path());
+            int slash = write.path().lastIndexOf('/');
+            if (slash > 0) {
+                paths.add(write.path().substring(0, slash));
+            }
+        }
+        ctx.scanner()
+                .read(List.copyOf(paths))
+                .whenCompleteAsync(
+                        (events, error) -> {
+                            if (closed) {
+                                return;
+                            }
+                            if (error != null) {
+                                log.debug(
+                                        "refresh failed ({}), rescanning",
+                                        unwrap(error).getMessage());
+                                rescan();
+                                return;
+                            }
+                            events.forEach(ctx.view()::replay);
+                            if (intent.pid() != null) {
+                                ctx.view().markDirty(intent.pid());
+                            }
+                            placementRequested = true;
+                            requestPass();
+                        },
+                        ctx.serial());
+    }
+
+    long fullPasses() {
+        return fullPasses;
+    }
+
+    long placements() {
+        return placements;
     }
 
     private static PidPoolException unwrap(Throwable error) {
@@ -492,6 +685,7 @@ final class LeaderTerm {
         closed = true;
         serving = false;
         timers.forEach(t -> t.cancel(false));
+        ctx.view().trackChanges(false);
         ctx.quota().termEnded();
         if (writer != null) {
             writer.close();

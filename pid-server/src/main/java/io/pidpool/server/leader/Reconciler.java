@@ -21,6 +21,7 @@ import io.pidpool.server.zk.ZkWrite;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -64,6 +65,18 @@ final class Reconciler {
             List<Cooldown> cooldownStarts,
             Set<String> cooldownEnds) {}
 
+    /**
+     * What a pass looks at. A <em>full</em> pass is level-triggered over everything (term start,
+     * database reload, rescan, and at least every second while events flow); an incremental pass
+     * looks only at the PIDs whose nodes changed since the last pass ({@code dirtyPids}: housekeeping
+     * and database rows), and runs the placement only when {@code placement} says something it
+     * depends on may have changed. An acknowledgement ADDING -> ADDED, most of the traffic, then costs
+     * O(1) instead of a pass over every PID.
+     */
+    record Scope(boolean full, Set<String> dirtyPids, boolean placement) {
+        static final Scope FULL = new Scope(true, Set.of(), true);
+    }
+
     private final ZkLayout layout;
     private final LeaderSettings settings;
     private final Clock clock;
@@ -81,7 +94,19 @@ final class Reconciler {
 
     Decision decide(
             ZkView view, DbView db, LeaderState state, PlacementPolicy policy, Epoch epoch, long graceNanos, long now) {
-        var pass = new Pass(view, db, state, epoch, graceNanos, now);
+        return decide(view, db, state, policy, epoch, graceNanos, now, Scope.FULL);
+    }
+
+    Decision decide(
+            ZkView view,
+            DbView db,
+            LeaderState state,
+            PlacementPolicy policy,
+            Epoch epoch,
+            long graceNanos,
+            long now,
+            Scope scope) {
+        var pass = new Pass(view, db, state, epoch, graceNanos, now, scope);
         pass.departures();
         pass.cooldowns();
         pass.housekeeping();
@@ -118,8 +143,10 @@ final class Reconciler {
         final Set<String> updatedPids = new HashSet<>();
 
         Set<InstanceKey> holders;
+        final Scope scope;
 
-        Pass(ZkView view, DbView db, LeaderState state, Epoch epoch, long grace, long now) {
+        Pass(ZkView view, DbView db, LeaderState state, Epoch epoch, long grace, long now, Scope scope) {
+            this.scope = scope;
             this.view = view;
             this.db = db;
             this.state = state;
@@ -176,14 +203,11 @@ final class Reconciler {
             if (this.holders != null) {
                 return this.holders;
             }
-            Set<InstanceKey> holders = new TreeSet<>();
+            Set<InstanceKey> holders = new TreeSet<>(view.holderKeys());
             for (ModuleKey module : view.modules()) {
                 for (InstanceId id : view.pidsNodes(module).keySet()) {
                     holders.add(new InstanceKey(module, id));
                 }
-            }
-            for (ZkView.PidEntry entry : view.allPidNodes()) {
-                holders.add(entry.holder());
             }
             this.holders = holders;
             return holders;
@@ -208,6 +232,9 @@ final class Reconciler {
                     cooldownEnds.add(e.getKey());
                     alerts.add("PID " + e.getKey() + " leaves cooldown");
                 }
+            }
+            if (!scope.full()) {
+                return; // the database view changes only before full passes (load, batches)
             }
             // COOLDOWN without a stored end (stored before cooldowns had one, or the store failed):
             // this term does not know since when, so it starts over
@@ -273,7 +300,16 @@ final class Reconciler {
 
         void housekeeping() {
             Set<String> liveInstructions = new HashSet<>();
-            for (ZkView.PidEntry entry : view.allPidNodes()) {
+            Collection<ZkView.PidEntry> entries;
+            if (scope.full()) {
+                entries = view.allPidNodes();
+            } else {
+                entries = new ArrayList<>();
+                for (String pid : scope.dirtyPids()) {
+                    entries.addAll(view.nodesOf(pid));
+                }
+            }
+            for (ZkView.PidEntry entry : entries) {
                 String path = entry.entry().path();
                 if (state.inFlight(path) || state.pidInFlight(entry.pidId())) {
                     continue;
@@ -366,6 +402,9 @@ final class Reconciler {
             }
             if (!gone.isEmpty()) {
                 emit(new LeaderRecord.RevokesForgotten(gone));
+            }
+            if (!scope.full()) {
+                return; // which instructions are gone is known only after looking at all of them
             }
             List<String> stale = new ArrayList<>();
             for (String key : state.instructionKeys()) {
@@ -582,6 +621,9 @@ final class Reconciler {
         // ---------------------------------------------------------------- placement
 
         void place(PlacementPolicy policy) {
+            if (!scope.placement()) {
+                return;
+            }
             Set<ModuleKey> modules = new TreeSet<>(db.moduleKeys());
             modules.addAll(view.modules());
             Map<ModuleKey, Set<String>> desired = new HashMap<>();
@@ -790,8 +832,42 @@ final class Reconciler {
         // ---------------------------------------------------------------- database rows
 
         void rows() {
+            if (!scope.full()) {
+                for (String pid : scope.dirtyPids()) {
+                    Map<String, Assignment> wanted = new HashMap<>(2);
+                    collectRows(view.nodesOf(pid), wanted);
+                    Assignment row = wanted.get(pid);
+                    if (row != null && row.state() == PidState.ADDING) {
+                        // transient: the ack usually follows within milliseconds and changes the row
+                        // again; a full pass writes it if the ADDING lasts (halves the row writes of a
+                        // hand-out)
+                        continue;
+                    }
+                    if (row != null && !row.equals(state.rows().get(pid))) {
+                        rowUpserts.add(row);
+                    } else if (row == null && state.rows().containsKey(pid)) {
+                        rowRemovals.add(pid);
+                    }
+                }
+                return;
+            }
             Map<String, Assignment> wanted = new HashMap<>();
-            for (ZkView.PidEntry entry : view.allPidNodes()) {
+            collectRows(view.allPidNodes(), wanted);
+            for (Assignment row : wanted.values()) {
+                if (!row.equals(state.rows().get(row.pidId()))) {
+                    rowUpserts.add(row);
+                }
+            }
+            for (String pid : state.rows().keySet()) {
+                if (!wanted.containsKey(pid)) {
+                    rowRemovals.add(pid);
+                }
+            }
+        }
+
+        /** One row per PID with a node, stamped with this epoch; a live claim beats a DELETED node. */
+        void collectRows(Collection<ZkView.PidEntry> entries, Map<String, Assignment> wanted) {
+            for (ZkView.PidEntry entry : entries) {
                 PidNode node = entry.node();
                 if (node == null
                         || db.pid(entry.pidId()) == null
@@ -811,16 +887,6 @@ final class Reconciler {
                                 node.state(),
                                 epoch,
                                 node.ownerSessionId()));
-            }
-            for (Assignment row : wanted.values()) {
-                if (!row.equals(state.rows().get(row.pidId()))) {
-                    rowUpserts.add(row);
-                }
-            }
-            for (String pid : state.rows().keySet()) {
-                if (!wanted.containsKey(pid)) {
-                    rowRemovals.add(pid);
-                }
             }
         }
     }

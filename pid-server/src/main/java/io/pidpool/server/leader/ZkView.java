@@ -84,6 +84,15 @@ public final class ZkView {
     private final Map<InstanceKey, Map<String, PidEntry>> pidNodes = new TreeMap<>();
     private final Map<String, Set<PidEntry>> byPid = new HashMap<>();
     private final Set<String> reported = new HashSet<>();
+    private final Map<String, ModuleKey> moduleKeys = new HashMap<>();
+
+    /** Change tracking for incremental leader passes (see {@link #drainDirtyPids()}). */
+    private boolean tracking;
+
+    private final Set<String> dirtyPids = new HashSet<>();
+    private long structure;
+    /** The PID entry {@link #unindex} just removed, so {@link #index} can tell an ack from a move. */
+    private PidEntry unindexedPid;
 
     public ZkView(ZkLayout layout, Ticker ticker) {
         this.layout = layout;
@@ -114,6 +123,7 @@ public final class ZkView {
     }
 
     private void upsert(NodeEvent.Upsert event) {
+        unindexedPid = null;
         NodeStat stat = event.stat();
         Entry current = nodes.get(event.path());
         if (current != null) {
@@ -183,9 +193,12 @@ public final class ZkView {
                 instances
                         .computeIfAbsent(parsed.module(), k -> new TreeMap<>())
                         .put(parsed.instance(), new InstanceEntry(key, entry, node, problem));
+                instanceChanged(key);
             }
-            case PIDS ->
+            case PIDS -> {
                 pidsNodes.computeIfAbsent(parsed.module(), k -> new TreeMap<>()).put(parsed.instance(), entry);
+                structure++;
+            }
             case PID -> {
                 InstanceKey holder = new InstanceKey(parsed.module(), parsed.instance());
                 PidNode node = null;
@@ -205,6 +218,15 @@ public final class ZkView {
                 var pidEntry = new PidEntry(holder, parsed.pid(), entry, node, problem);
                 pidNodes.computeIfAbsent(holder, k -> new TreeMap<>()).put(parsed.pid(), pidEntry);
                 byPid.computeIfAbsent(parsed.pid(), k -> new HashSet<>()).add(pidEntry);
+                if (unindexedPid == null) {
+                    structure++; // a new node
+                } else if (samePlacement(unindexedPid, pidEntry)) {
+                    structure--; // an acknowledgement: undo the count of unindex()
+                }
+                unindexedPid = null;
+                if (tracking) {
+                    dirtyPids.add(parsed.pid());
+                }
             }
             case OTHER -> report(entry.path(), "ignoring unexpected node " + entry.path());
             case ROOT, MODULE -> {}
@@ -219,12 +241,14 @@ public final class ZkView {
                 if (map != null) {
                     map.remove(parsed.instance());
                 }
+                instanceChanged(new InstanceKey(parsed.module(), parsed.instance()));
             }
             case PIDS -> {
                 var map = pidsNodes.get(parsed.module());
                 if (map != null) {
                     map.remove(parsed.instance());
                 }
+                structure++;
             }
             case PID -> {
                 InstanceKey holder = new InstanceKey(parsed.module(), parsed.instance());
@@ -233,6 +257,11 @@ public final class ZkView {
                     PidEntry old = map.remove(parsed.pid());
                     if (map.isEmpty()) {
                         pidNodes.remove(holder);
+                    }
+                    unindexedPid = old;
+                    structure++; // undone by index() when the same node comes back with an equivalent state
+                    if (tracking) {
+                        dirtyPids.add(parsed.pid());
                     }
                     if (old != null) {
                         Set<PidEntry> set = byPid.get(parsed.pid());
@@ -248,6 +277,36 @@ public final class ZkView {
             case ROOT, MODULE, OTHER -> {}
         }
         reported.remove(path);
+    }
+
+    /** An instance node came, went or changed: its PIDs' housekeeping may change (owner session). */
+    private void instanceChanged(InstanceKey key) {
+        structure++;
+        if (tracking) {
+            dirtyPids.addAll(pidNodes(key).keySet());
+        }
+    }
+
+    /**
+     * Whether the placement policy sees no difference between the two observations of a PID node: the
+     * same owner session, and both kept without error (ADDING, ADDED, UPDATING, UPDATED) — an
+     * acknowledgement such as ADDING -> ADDED, which is most of the traffic.
+     */
+    private static boolean samePlacement(PidEntry before, PidEntry after) {
+        if (before == null || before.node() == null || after.node() == null) {
+            return false;
+        }
+        PidNode a = before.node();
+        PidNode b = after.node();
+        return a.ownerSessionId() == b.ownerSessionId() && kept(a) && kept(b);
+    }
+
+    private static boolean kept(PidNode node) {
+        return !node.hasError()
+                && switch (node.state()) {
+                    case ADDING, ADDED, UPDATING, UPDATED -> true;
+                    case DELETING, DELETED -> false;
+                };
     }
 
     private void report(String path, String message) {
@@ -266,7 +325,13 @@ public final class ZkView {
         }
         String[] parts = path.substring(root.length() + 1).split("/", -1);
         try {
-            ModuleKey module = ModuleKey.parse(parts[0]);
+            ModuleKey module = moduleKeys.get(parts[0]);
+            if (module == null) {
+                module = ModuleKey.parse(parts[0]);
+                if (moduleKeys.size() < 100_000) {
+                    moduleKeys.put(parts[0], module);
+                }
+            }
             if (parts.length == 1) {
                 return new Parsed(Kind.MODULE, module, null, null);
             }
@@ -324,6 +389,45 @@ public final class ZkView {
             all.addAll(map.values());
         }
         return all;
+    }
+
+    /** Instances that have PID nodes (live or not). */
+    public Set<InstanceKey> holderKeys() {
+        return pidNodes.keySet();
+    }
+
+    /**
+     * Starts (or stops) recording which PIDs changed, for a leader's incremental passes. Off on
+     * followers, so nothing accumulates there; turning it on or off forgets what was recorded.
+     */
+    public void trackChanges(boolean on) {
+        tracking = on;
+        dirtyPids.clear();
+    }
+
+    /** PIDs whose nodes were created, removed or changed (or whose holder's node changed) since the last call. */
+    public Set<String> drainDirtyPids() {
+        if (dirtyPids.isEmpty()) {
+            return Set.of();
+        }
+        Set<String> drained = new HashSet<>(dirtyPids);
+        dirtyPids.clear();
+        return drained;
+    }
+
+    /** Marks a PID for the next incremental pass (e.g. a write about it settled). */
+    public void markDirty(String pid) {
+        if (tracking) {
+            dirtyPids.add(pid);
+        }
+    }
+
+    /**
+     * Counts changes that can change a placement decision: instance, pids and PID nodes appearing or
+     * going, and PID nodes changing in any way other than an acknowledgement between kept states.
+     */
+    public long structureVersion() {
+        return structure;
     }
 
     public Entry node(String path) {

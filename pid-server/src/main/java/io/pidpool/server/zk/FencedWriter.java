@@ -41,7 +41,9 @@ import org.slf4j.LoggerFactory;
  *       the fenced listener runs once, so the leader steps down;
  *   <li>one write of the multi-op failed (e.g. BADVERSION on a node an SDK changed meanwhile): that
  *       unit fails with the translated code and the other units of the same multi-op, which were not
- *       applied, are sent again; each round removes at least one unit, so this terminates;
+ *       applied, are sent again; each round removes at least one unit, so this terminates. ZooKeeper
+ *       names only the first failing operation, so the units behind it are resent in multi-ops of half
+ *       the size (bisection): k stale units among n cost O(k log n) round trips, not k full resends;
  *   <li>connection loss or timeout: every unit of the multi-op fails with {@link ErrorCode#UNAVAILABLE}:
  *       the outcome is unknown and the caller must re-read before deciding again.
  * </ul>
@@ -60,7 +62,31 @@ public final class FencedWriter implements AutoCloseable {
         CLOSED
     }
 
-    private record Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future) {}
+    /**
+     * A unit and the largest multi-op it may travel in: {@code maxOpsPerMulti} at first, halved each
+     * time it was behind a failed write (ZooKeeper reports only the first failing operation of a
+     * multi-op and does not evaluate the rest), so several stale units in one multi-op are isolated by
+     * bisection in O(k log n) round trips instead of one round trip (and one full resend) per unit.
+     */
+    private static final class Unit {
+        final List<ZkWrite> writes;
+        final CompletableFuture<List<WriteResult>> future;
+        int cap;
+
+        Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future, int cap) {
+            this.writes = writes;
+            this.future = future;
+            this.cap = cap;
+        }
+
+        List<ZkWrite> writes() {
+            return writes;
+        }
+
+        CompletableFuture<List<WriteResult>> future() {
+            return future;
+        }
+    }
 
     private record Completion(CompletableFuture<List<WriteResult>> future, List<WriteResult> value, Throwable error) {}
 
@@ -83,6 +109,7 @@ public final class FencedWriter implements AutoCloseable {
     private final List<ACL> acl;
     private final AtomicLong multisSent = new AtomicLong();
     private final AtomicLong opsSent = new AtomicLong();
+    private final AtomicLong resends = new AtomicLong();
 
     /**
      * @param zooKeeper the current ZooKeeper handle of the leader's client (it changes when a session
@@ -152,7 +179,7 @@ public final class FencedWriter implements AutoCloseable {
                 "a unit has 1..%d writes, got %d",
                 maxOpsPerMulti - 1,
                 writes.size());
-        var unit = new Unit(List.copyOf(writes), new CompletableFuture<>());
+        var unit = new Unit(List.copyOf(writes), new CompletableFuture<>(), maxOpsPerMulti);
         boolean full;
         synchronized (lock) {
             PidPoolException refusal = refusalLocked();
@@ -206,11 +233,13 @@ public final class FencedWriter implements AutoCloseable {
         List<Unit> batch = new ArrayList<>();
         int ops = 1;
         int bytes = epochPath.length();
+        int cap = maxOpsPerMulti;
         while (!queue.isEmpty()) {
             Unit next = queue.peekFirst();
             int unitOps = next.writes().size();
             int unitBytes = next.writes().stream().mapToInt(ZkWrite::size).sum();
-            if (!batch.isEmpty() && (ops + unitOps > maxOpsPerMulti || bytes + unitBytes > maxBytesPerMulti)) {
+            int capWith = Math.min(cap, next.cap);
+            if (!batch.isEmpty() && (ops + unitOps > capWith || bytes + unitBytes > maxBytesPerMulti)) {
                 break;
             }
             queue.pollFirst();
@@ -218,6 +247,7 @@ public final class FencedWriter implements AutoCloseable {
             batch.add(next);
             ops += unitOps;
             bytes += unitBytes;
+            cap = capWith;
         }
         return batch;
     }
@@ -287,9 +317,23 @@ public final class FencedWriter implements AutoCloseable {
                     ZkWrite write = culprit.writes().get(indexInUnit(batch, failed));
                     completions.add(new Completion(
                             culprit.future(), null, ZkErrors.translate(err, "write to " + write.path())));
-                    // the other units were not applied: send them again, in their order, before the rest
-                    List<Unit> again = new ArrayList<>(batch);
-                    again.remove(culprit);
+                    resends.incrementAndGet();
+                    // the other units were not applied: send them again, in their order, before the rest.
+                    // Those before the culprit passed their checks and go as they were; those after it
+                    // were not evaluated and may hold more stale writes: they travel in halved multi-ops.
+                    int half = Math.max(2, (countOps(batch) + 1) / 2);
+                    List<Unit> again = new ArrayList<>(batch.size());
+                    boolean after = false;
+                    for (Unit unit : batch) {
+                        if (unit == culprit) {
+                            after = true;
+                        } else {
+                            if (after) {
+                                unit.cap = Math.min(unit.cap, half);
+                            }
+                            again.add(unit);
+                        }
+                    }
                     requeueFrontLocked(again, completions);
                 }
             } else {
@@ -454,6 +498,11 @@ public final class FencedWriter implements AutoCloseable {
     /** Operations sent so far, epoch checks included. */
     public long opsSent() {
         return opsSent.get();
+    }
+
+    /** Multi-ops that failed on one unit's write and whose other units were sent again. */
+    public long partialFailures() {
+        return resends.get();
     }
 
     /** Ends the term: queued and later units fail with {@link ErrorCode#FENCED}; the listener is not called. */

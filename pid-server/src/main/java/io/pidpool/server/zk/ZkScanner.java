@@ -40,6 +40,24 @@ public final class ZkScanner {
         return level(List.of(root), 0, maxDepth, events).thenApply(done -> events);
     }
 
+    /**
+     * Reads just these nodes, each with its children list, in read multi-ops of
+     * {@value #OPS_PER_REQUEST} operations: a targeted refresh (e.g. of a node a write found changed,
+     * and its parent, whose listing proves a gone child gone), instead of a scan of the whole tree.
+     */
+    public CompletableFuture<List<NodeEvent>> read(List<String> paths) {
+        List<CompletableFuture<List<NodeEvent>>> requests = new ArrayList<>();
+        for (int from = 0; from < paths.size(); from += OPS_PER_REQUEST / 2) {
+            requests.add(read(paths.subList(from, Math.min(paths.size(), from + OPS_PER_REQUEST / 2)), true));
+        }
+        return CompletableFuture.allOf(requests.toArray(CompletableFuture[]::new))
+                .thenApply(all -> {
+                    List<NodeEvent> events = new ArrayList<>();
+                    requests.forEach(r -> events.addAll(r.join()));
+                    return events;
+                });
+    }
+
     private CompletableFuture<Void> level(List<String> paths, int depth, int maxDepth, List<NodeEvent> events) {
         if (paths.isEmpty()) {
             return CompletableFuture.completedFuture(null);

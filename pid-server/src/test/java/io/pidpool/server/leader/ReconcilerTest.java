@@ -236,4 +236,29 @@ class ReconcilerTest {
         fx.delete(ViewFixture.LAYOUT.pid(M, key.instance(), "p1"));
         assertThat(decide(T0 + 1).rowRemovals()).containsExactly("p1");
     }
+
+    @Test
+    void anIncrementalPassLooksOnlyAtTheChangedPidsAndAFullOneAtEverything() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        fx.instance(M, "i-2", 22, true);
+        fx.pid(key, "p1", PidState.ADDED, new Epoch(2), 11);
+        fx.pid(key, "p2", PidState.ADDING, new Epoch(2), 11);
+        fx.pid(key, "p3", PidState.DELETED, new Epoch(2), 11);
+        fx.pid(key, "p4", PidState.DELETED, new Epoch(2), 11);
+        var onlyP3 = new Reconciler.Scope(false, java.util.Set.of("p3", "p1", "p2"), false);
+        var d = reconciler.decide(fx.view, db, state, policy, E, GRACE.toNanos(), T0, onlyP3);
+        // housekeeping of p3 only (p4 is as DELETED, but nobody said it changed), no placement
+        assertThat(of(d, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p3");
+        assertThat(of(d, Intent.Kind.ADD)).isEmpty();
+        // p2's ADDING row waits for the ack (or the next full pass): it is about to change again
+        assertThat(d.rowUpserts())
+                .extracting(io.pidpool.core.model.Assignment::pidId)
+                .containsExactlyInAnyOrder("p1", "p3");
+        // the full pass finds p4 too, and places
+        var full = reconciler.decide(fx.view, db, state, policy, E, GRACE.toNanos(), T0, Reconciler.Scope.FULL);
+        assertThat(of(full, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactlyInAnyOrder("p3", "p4");
+        assertThat(full.rowUpserts())
+                .extracting(io.pidpool.core.model.Assignment::pidId)
+                .containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
+    }
 }

@@ -24,6 +24,46 @@ class ZkViewTest {
     }
 
     @Test
+    void anAcknowledgementIsNotAStructuralChangeButNewNodesRevokesAndRemovalsAre() {
+        fx.view.trackChanges(true);
+        long v0 = fx.view.structureVersion();
+        String path = fx.pid(one, "p", PidState.ADDING, new Epoch(1), 11);
+        long v1 = fx.view.structureVersion();
+        assertThat(v1).isNotEqualTo(v0);
+        assertThat(fx.view.drainDirtyPids()).containsExactly("p");
+        assertThat(fx.view.drainDirtyPids()).isEmpty();
+
+        fx.pid(one, "p", PidState.ADDED, new Epoch(1), 11); // the SDK's ack
+        assertThat(fx.view.structureVersion()).isEqualTo(v1);
+        assertThat(fx.view.drainDirtyPids()).containsExactly("p"); // its database row changes
+
+        fx.pid(one, "p", PidState.DELETING, new Epoch(1), 11);
+        long v2 = fx.view.structureVersion();
+        assertThat(v2).isNotEqualTo(v1);
+        fx.pid(one, "p", PidState.ADDED, new Epoch(1), 12); // another owner: to be repaired
+        long v3 = fx.view.structureVersion();
+        assertThat(v3).isNotEqualTo(v2);
+        fx.delete(path);
+        assertThat(fx.view.structureVersion()).isNotEqualTo(v3);
+        assertThat(fx.view.drainDirtyPids()).containsExactly("p");
+    }
+
+    @Test
+    void anInstanceChangeDirtiesItsPidsAndFollowersTrackNothing() {
+        fx.pid(one, "p", PidState.ADDED, new Epoch(1), 11);
+        fx.pid(one, "q", PidState.ADDED, new Epoch(1), 11);
+        assertThat(fx.view.drainDirtyPids()).isEmpty(); // not tracking: a follower's view
+        fx.view.trackChanges(true);
+        long v0 = fx.view.structureVersion();
+        fx.instance(M, "i-1", 13, true); // re-registered with another session
+        assertThat(fx.view.structureVersion()).isNotEqualTo(v0);
+        assertThat(fx.view.drainDirtyPids()).containsExactlyInAnyOrder("p", "q");
+        fx.view.markDirty("r");
+        fx.view.trackChanges(false);
+        assertThat(fx.view.drainDirtyPids()).isEmpty();
+    }
+
+    @Test
     void anOlderObservationNeverOverwritesANewerOne() {
         String path = fx.pid(one, "p", PidState.ADDING, new Epoch(1), 11);
         NodeStat adding = fx.stat(path);
