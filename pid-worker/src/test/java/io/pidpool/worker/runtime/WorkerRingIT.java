@@ -114,6 +114,8 @@ class WorkerRingIT {
             Member victim = c.members.get("w2");
             List<SlotRange> deadRanges = c.members.get("w1").pool.ring().rangesOf(victim.pool.memberId());
             int sessionMs = ZooKeeperFixture.negotiatedTimeoutMs(victim.client);
+            // T is what the workers asked for (the fixture's bounds admit it), not a server's rounding
+            assertThat(sessionMs).isEqualTo(ZooKeeperFixture.SESSION_TIMEOUT_MS);
             c.enqueue(TASKS);
 
             await().atMost(Duration.ofSeconds(60)).until(() -> killedAtNanos.get() != 0);
