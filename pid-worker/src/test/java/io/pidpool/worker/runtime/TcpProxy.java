@@ -20,6 +20,7 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket server;
     private volatile int port;
+    private volatile long lastForwardedNanos;
 
     public TcpProxy(String targetHost, int targetPort) {
         this.target = new InetSocketAddress(targetHost, targetPort);
@@ -42,6 +43,14 @@ public final class TcpProxy implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    /**
+     * {@link System#nanoTime()} of the last bytes forwarded from a client to the target (0 if none):
+     * for a ZooKeeper client, the last time its session was touched on the server.
+     */
+    public long lastForwardedNanos() {
+        return lastForwardedNanos;
     }
 
     /** Closes the listening socket and every proxied connection. */
@@ -85,12 +94,12 @@ public final class TcpProxy implements AutoCloseable {
             }
             sockets.add(client);
             sockets.add(upstream);
-            pump(client, upstream);
-            pump(upstream, client);
+            pump(client, upstream, true);
+            pump(upstream, client, false);
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean toTarget) {
         Thread t = new Thread(
                 () -> {
                     byte[] buf = new byte[16 * 1024];
@@ -100,6 +109,9 @@ public final class TcpProxy implements AutoCloseable {
                         while ((n = in.read(buf)) >= 0) {
                             out.write(buf, 0, n);
                             out.flush();
+                            if (toTarget) {
+                                lastForwardedNanos = System.nanoTime();
+                            }
                         }
                     } catch (IOException e) {
                         // connection closed by either side or by stop()

@@ -65,6 +65,9 @@ class WorkerBenchmark {
                 CONFIG);
         balance();
         try (ZooKeeperFixture zk = new ZooKeeperFixture()) {
+            log(
+                    "zookeeper %s (requested tickTime=%d ms); worker session requested %d ms",
+                    zk.serverSettings(), ZooKeeperFixture.TICK_TIME_MS, ZooKeeperFixture.SESSION_TIMEOUT_MS);
             throughput(zk, 1, Duration.ZERO, TASKS / 4, "warm-up");
             List<Duration> handlers = List.of(Duration.ZERO, Duration.ofMillis(2), Duration.ofMillis(IO_MILLIS));
             for (int run = 1; run <= RUNS; run++) {
@@ -183,9 +186,14 @@ class WorkerBenchmark {
             Member victim = c.members.get("w2");
             List<SlotRange> dead = c.members.get("w1").pool.ring().rangesOf(victim.pool.memberId());
             int sessionMs = ZooKeeperFixture.negotiatedTimeoutMs(victim.client);
+            if (sessionMs != ZooKeeperFixture.SESSION_TIMEOUT_MS) {
+                throw new IllegalStateException("the server negotiated a session of " + sessionMs + " ms, not the "
+                        + ZooKeeperFixture.SESSION_TIMEOUT_MS + " ms this benchmark states as T");
+            }
             String node = "/pidpool/it/workers/" + WorkerCluster.GROUP + "/" + victim.pool.memberId();
             try (var probe = new NodeProbe(zk.client(zk.port()), node)) {
                 long killed = System.nanoTime();
+                long lastTouch = victim.zkProxy.lastForwardedNanos();
                 victim.kill();
                 probe.awaitGone();
                 await().atMost(Duration.ofMinutes(1))
@@ -201,14 +209,20 @@ class WorkerBenchmark {
                         .orElseThrow();
                 await().atMost(Duration.ofMinutes(5)).until(() -> c.done() == TASKS);
                 log(
-                        "recovery T=%d ms poll=%d ms: node deleted by ZooKeeper %d-%d ms after the kill;"
+                        "recovery T=%d ms (requested %d) poll=%d ms: node deleted by ZooKeeper %d-%d ms after the kill;"
+                                + " the victim's last bytes to ZooKeeper %d ms before the kill, so deleted %d-%d ms"
+                                + " after its session's last touch (ZooKeeper: T to T + one tick);"
                                 + " all survivors see the ring without it %d ms after the kill; its ranges processed"
                                 + " again %d ms after the kill (%d ms after the deletion); duplicates %d (batch %d)"
                                 + " load=%.1f",
                         sessionMs,
+                        ZooKeeperFixture.SESSION_TIMEOUT_MS,
                         CONFIG.pollInterval().toMillis(),
                         ms(probe.lastSeenSent - killed),
                         ms(probe.firstGone - killed),
+                        ms(killed - lastTouch),
+                        ms(probe.lastSeenSent - lastTouch),
+                        ms(probe.firstGone - lastTouch),
                         ms(ringSeen - killed),
                         ms(first - killed),
                         ms(first - probe.lastSeenSent),

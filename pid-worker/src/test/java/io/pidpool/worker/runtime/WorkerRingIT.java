@@ -114,6 +114,8 @@ class WorkerRingIT {
             Member victim = c.members.get("w2");
             List<SlotRange> deadRanges = c.members.get("w1").pool.ring().rangesOf(victim.pool.memberId());
             int sessionMs = ZooKeeperFixture.negotiatedTimeoutMs(victim.client);
+            // T is what the workers asked for (the fixture's bounds admit it), not a server's rounding
+            assertThat(sessionMs).isEqualTo(ZooKeeperFixture.SESSION_TIMEOUT_MS);
             c.enqueue(TASKS);
 
             await().atMost(Duration.ofSeconds(60)).until(() -> killedAtNanos.get() != 0);
@@ -151,16 +153,17 @@ class WorkerRingIT {
                     .orElseThrow();
             long recoveryMs = (recovered - killedAt) / 1_000_000;
             long ringMs = (ringChangedAt - killedAt) / 1_000_000;
-            // ZooKeeper's part: the session expires T (+ a tick) after the last heartbeat; loose for
+            // ZooKeeper's part: the session expires T (+ one tick, 100 ms here) after the last heartbeat; loose for
             // a loaded machine. Ours: once the survivors see the ring, the ranges run within one
             // poll interval plus a batch.
             long bound = ringMs + CONFIG.pollInterval().toMillis() + 1_000;
             System.out.printf(
-                    "[worker-ring %s] kill: T=%d ms, ring without the dead worker after <= %d ms, its ranges"
+                    "[worker-ring %s] kill: T=%d ms (zookeeper %s), ring without the dead worker after <= %d ms, its ranges"
                             + " processed again after %d ms (bound %d ms); duplicates %d (window %d);"
                             + " claim conflicts %d; reaped %d%n",
                     kind,
                     sessionMs,
+                    zk.serverSettings(),
                     ringMs,
                     recoveryMs,
                     bound,
