@@ -286,5 +286,5 @@ export function renderAudit(result) {
     result.data.slice(0, 50).map((e) => [
       h('span', {class: 'small nowrap'}, time(e.at)), h('span', {class: 'small'}, e.actor ?? ''),
       h('span', {class: 'small mono'}, e.action ?? ''), h('span', {class: 'small mono'}, e.target ?? ''),
-      h('span', {class: 'small'}, e.outcome ?? e.detail ?? '')])));
+      h('span', {class: 'small clamp', title: e.outcome ?? e.detail ?? ''}, e.outcome ?? e.detail ?? '')])));
 }
