@@ -102,6 +102,11 @@ public final class Database implements AutoCloseable {
         return new JdbiAlertStore(session);
     }
 
+    /** Which modules had PIDs move in or out (for exact module usage, docs/usage-monitoring.md). */
+    public JdbiModuleMoves moduleMoves() {
+        return new JdbiModuleMoves(session);
+    }
+
     /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
     public CooldownRepository cooldowns() {
         return new JdbiCooldownRepository(session);
