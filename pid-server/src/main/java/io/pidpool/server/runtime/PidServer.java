@@ -339,6 +339,7 @@ public final class PidServer implements AutoCloseable {
                 .placement(advice.placement(settings))
                 .alerts(advice.leaderSink())
                 .cooldowns(database.cooldowns())
+                .quotaResets(database.quotaResets())
                 .clock(clock)
                 .build();
     }
