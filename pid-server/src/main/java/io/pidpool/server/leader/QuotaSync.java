@@ -161,6 +161,7 @@ final class QuotaSync implements AutoCloseable {
             pendingLimits.clear();
             desired = null;
             desiredGeneration++;
+            resetCheck = false; // the successor's reconciliation compares the reset log
         }
     }
 
