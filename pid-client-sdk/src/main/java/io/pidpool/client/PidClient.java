@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.redisson.api.RedissonClient;
 
@@ -130,6 +131,25 @@ public interface PidClient extends AutoCloseable {
     void refund(String deductionId, String refundId, long commands);
 
     /**
+     * {@link #tryAcquire} without parking the calling thread, with the same lease check (DESIGN §6: a
+     * permit only for a PID this client holds while its lease is valid, checked before the deduction is
+     * sent and again after Redis granted it; a grant that raced a revocation is given back). With
+     * {@link Builder#batchedPermits(boolean) batchedPermits(true)} the acquire is queued and the future
+     * completes when its batch was answered, so one thread can keep many acquires in flight; otherwise
+     * the deduction runs on the calling thread and the returned future is already complete.
+     *
+     * <p>The future completes on the quota batcher's thread: attach only short, non-blocking actions
+     * (or use the {@code *Async} variants with an executor of your own). Cancelling or completing it
+     * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost.
+     * Redis errors ({@code UNAVAILABLE}) arrive through the future.
+     *
+     * @throws PidPoolException at once: {@code INVALID_ARGUMENT} ({@code commands}) outside {@code
+     *     1..}{@link Integer#MAX_VALUE}; {@code ILLEGAL_STATE} without {@link Builder#redisAddress},
+     *     before {@code start()} or after {@code close()}
+     */
+    CompletableFuture<Optional<Permit>> tryAcquireAsync(int commands);
+
+    /**
      * Tells the leader that the third-party platform refused the login with this PID (wrong or expired
      * password, account locked, ...). The leader puts the PID into cooldown (nobody gets it for the
      * configured time, default 10 minutes), withdraws it from this instance ({@code onRevoked} follows)
@@ -199,6 +219,7 @@ public interface PidClient extends AutoCloseable {
         private Ticker ticker = Ticker.system();
         private Executor callbackExecutor;
         private ZkAuth zkAuth = ZkAuth.none();
+        private boolean batchedPermits;
 
         private Builder() {}
 
@@ -416,6 +437,25 @@ public interface PidClient extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Batched quota mode (default {@code false}): concurrent {@link PidClient#tryAcquire} and {@link
+         * PidClient#tryAcquireAsync} calls are queued and sent together, up to 128 deductions in one
+         * Redis round trip (one run of the batch script; on Redis Cluster one per shard, pipelined).
+         * While a batch is on the wire the next one accumulates; an acquire on an idle client goes out at
+         * once. Each deduction is still an atomic check + deduct with its own usage event, and the lease
+         * check is the same.
+         *
+         * <p>What it trades: much higher permit throughput under many concurrent callers (docs/
+         * benchmarks-quota.md) for one extra thread (the flusher), an extra thread hand-off per call
+         * (a single caller on an idle client is slightly slower than in direct mode) and latency that
+         * includes waiting for the batch in flight. Callers waiting longer than 10 s get {@code
+         * UNAVAILABLE}; more than 10,000 queued acquires are refused ({@code UNAVAILABLE}).
+         */
+        public Builder batchedPermits(boolean batched) {
+            this.batchedPermits = batched;
+            return this;
+        }
+
         /** A client that has not been started yet. */
         public PidClient build() {
             requireNonNull(connectString, "connectString");
@@ -439,7 +479,8 @@ public interface PidClient extends AutoCloseable {
                     closeTimeout,
                     ticker,
                     callbackExecutor,
-                    zkAuth));
+                    zkAuth,
+                    batchedPermits));
         }
     }
 }

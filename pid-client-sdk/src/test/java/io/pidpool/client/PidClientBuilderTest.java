@@ -151,6 +151,10 @@ class PidClientBuilderTest {
                 assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE);
                 assertThat(e.getMessage()).contains("refund", "redisAddress");
             });
+            assertThatThrownBy(() -> client.tryAcquireAsync(1)).isInstanceOfSatisfying(PidPoolException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE);
+                assertThat(e.getMessage()).contains("tryAcquireAsync", "redisAddress");
+            });
         } finally {
             client.close();
         }
@@ -163,6 +167,13 @@ class PidClientBuilderTest {
             assertThatThrownBy(() -> client.tryAcquire(1))
                     .isInstanceOfSatisfying(
                             PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE));
+            PidClient batched = valid().redisAddress("redis://127.0.0.1:6379")
+                    .batchedPermits(true)
+                    .build();
+            assertThatThrownBy(() -> batched.tryAcquireAsync(1))
+                    .isInstanceOfSatisfying(
+                            PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_STATE));
+            batched.close();
         } finally {
             client.close();
         }

@@ -22,6 +22,7 @@ import org.redisson.api.RedissonClient;
  * @param host {@code null}: resolve this machine's name at start
  * @param callbackExecutor {@code null}: the client owns a small pool
  * @param zkAuth ZooKeeper authentication and the ACL of the nodes the client creates
+ * @param batchedPermits the quota's {@code PermitIssuer} runs in batched mode
  */
 public record ClientSettings(
         String connectString,
@@ -40,7 +41,8 @@ public record ClientSettings(
         Duration closeTimeout,
         Ticker ticker,
         Executor callbackExecutor,
-        ZkAuth zkAuth) {
+        ZkAuth zkAuth,
+        boolean batchedPermits) {
 
     /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address or client was given). */
     public boolean hasQuota() {

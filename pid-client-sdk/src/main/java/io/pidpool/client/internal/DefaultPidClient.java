@@ -278,6 +278,11 @@ public final class DefaultPidClient implements PidClient {
     }
 
     @Override
+    public CompletableFuture<Optional<Permit>> tryAcquireAsync(int commands) {
+        return quota("tryAcquireAsync").tryAcquireAsync(commands);
+    }
+
+    @Override
     public void refund(String deductionId, String refundId, long commands) {
         quota("refund").refund(deductionId, refundId, commands);
     }

@@ -12,6 +12,7 @@ import io.pidpool.core.quota.RefundResult;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -34,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 final class QuotaWiring {
     private static final Logger log = LoggerFactory.getLogger(QuotaWiring.class);
+    /** Acquires per round trip in batched mode ({@code PidClient.Builder#batchedPermits}). */
+    static final int BATCH_SIZE = 128;
 
     private final RedissonClient redisson;
     private final boolean ownsRedisson;
@@ -96,12 +99,15 @@ final class QuotaWiring {
                 log.warn("No worker id yet (taken at the first permit): {}", e.getMessage());
             }
             ClusterSnowflakeIds source = ids;
-            PermitIssuer issuer = PermitIssuer.builder()
+            PermitIssuer.Builder issuerBuilder = PermitIssuer.builder()
                     .ledger(ledger)
                     .held(held)
                     .ids(source::nextId)
-                    .ticker(settings.ticker())
-                    .build();
+                    .ticker(settings.ticker());
+            if (settings.batchedPermits()) {
+                issuerBuilder.batching(BATCH_SIZE);
+            }
+            PermitIssuer issuer = issuerBuilder.build();
             log.info("Quota ledger ready: {} on {}, {}", ledger, redisAddressForLog(settings), ids);
             return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer);
         } catch (RuntimeException e) {
@@ -150,6 +156,10 @@ final class QuotaWiring {
                     "commands", "commands must be at most %d per permit, was %d", Integer.MAX_VALUE, commands);
         }
         return issuer.tryAcquire((int) commands);
+    }
+
+    CompletableFuture<Optional<Permit>> tryAcquireAsync(int commands) {
+        return issuer.tryAcquireAsync(commands);
     }
 
     void refund(String deductionId, String refundId, long commands) {

@@ -104,6 +104,14 @@ public final class QuotaKeys {
         return shardPrefix(shard) + "seq";
     }
 
+    /**
+     * The shard's reset generations, pid -> the highest RESET_QUOTA generation applied (the server's
+     * durable resets; {@link RedissonQuotaLedger#resetOnce}).
+     */
+    public String resetGenerations(int shard) {
+        return shardPrefix(shard) + "rg";
+    }
+
     /** The shard's consumer offsets. */
     public String offsets(int shard) {
         return shardPrefix(shard) + "offsets";

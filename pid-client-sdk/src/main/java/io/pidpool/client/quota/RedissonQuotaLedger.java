@@ -445,6 +445,42 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     }
 
     /**
+     * {@link #reset} guarded by a generation (for the server's durable RESET_QUOTA): resets only if the
+     * PID's recorded reset generation in Redis ({@link QuotaKeys#resetGenerations}, same hash tag as
+     * its counters) is below {@code generation}, and records it in the same script. Idempotent: the
+     * same generation again changes nothing and returns {@code false}.
+     *
+     * @param generation {@code >= 1}, increasing per PID
+     * @return whether the reset happened now
+     */
+    public boolean resetOnce(String pid, QuotaMonth month, long generation) {
+        Names.requirePidId(pid, "pid");
+        requireNonNull(month, "month");
+        if (generation < 1) {
+            throw PidPoolException.invalid("generation", "generation must be >= 1, was %d", generation);
+        }
+        int shard = keys.shardOf(pid);
+        List<Object> reply = scripts.run(
+                Script.RESET,
+                List.of(
+                        keys.pids(shard),
+                        keys.usage(pid, month),
+                        keys.events(shard),
+                        keys.sequences(shard),
+                        keys.resetGenerations(shard)),
+                pid,
+                month.key(),
+                clientId,
+                incarnation(),
+                Long.toString(generation));
+        if (((Number) reply.get(1)).longValue() < 0) {
+            return false;
+        }
+        broadcast(pid, (String) reply.get(0));
+        return true;
+    }
+
+    /**
      * If this throws, the change itself is done but not broadcast: other clients trust their old
      * observations for at most maxObservationAge / metaTtl. Repeating the call broadcasts again.
      */

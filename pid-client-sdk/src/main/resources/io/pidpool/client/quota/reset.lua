@@ -1,7 +1,18 @@
 -- The operator's RESET_QUOTA of one PID's month: usage, deductions and refunds forgotten, the
 -- PID's epoch bumped (so near caches holding an older observation stop trusting it), a reset event
--- appended. KEYS: pids, usage, events, seq. ARGV: pid, month, clientId, incarnationCandidate.
--- Returns {newPidValue, seq}.
+-- appended. KEYS: pids, usage, events, seq[, resetGenerations]. ARGV: pid, month, clientId,
+-- incarnationCandidate[, generation].
+-- With the optional fifth key and argument the reset is guarded: it happens only if the PID's recorded
+-- reset generation (a hash next to the counters, same hash tag) is below the given one, and records it
+-- in the same step, so the same reset applied again (a retry, a new leader's reconciliation) is a
+-- no-op. Returns {newPidValue, seq}, or {currentPidValue, -1} when the generation was applied before.
+if KEYS[5] then
+  local done = tonumber(redis.call('HGET', KEYS[5], ARGV[1]) or '0') or 0
+  if done >= tonumber(ARGV[5]) then
+    return {redis.call('HGET', KEYS[1], ARGV[1]) or '', -1}
+  end
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
+end
 local limit, epoch = pid_meta(KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 local value = fmt(limit) .. '|' .. fmt(epoch + 1)

@@ -10,11 +10,13 @@ import io.pidpool.core.quota.OverageTariff;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The leader's periodic full check (seed 000) before projection: joins what the database and
@@ -31,7 +33,12 @@ import java.util.Set;
  *   <li>a counter above {@link PidUsage#MAX_USED} or below 0 (corrupt) is clamped and listed in
  *       {@link #clamped()};
  *   <li>a PID whose module has no configuration gets the module with {@code servers = 1}, as the read
- *       model shows it.
+ *       model shows it;
+ *   <li>a module's own usage this month ({@link ModuleUsage#usedThisMonth()}) is the sum over its
+ *       current PIDs only when the caller says that sum is exact ({@code exact}: no PID entered or left
+ *       the module this month, so every command counted on its PIDs was spent by its instances and
+ *       nothing it spent is counted elsewhere); otherwise the module is {@link ModuleUsage#estimated
+ *       estimated} and the projection says so.
  * </ul>
  *
  * @param snapshot what {@link UsageProjector#project} takes
@@ -64,6 +71,8 @@ public record UsageAssembly(
     }
 
     /**
+     * Every module's usage estimated (nothing is known about PIDs moving between modules).
+     *
      * @param used this month's usage per PID id, as Redis counts it (net of refunds)
      */
     public static UsageAssembly assemble(
@@ -73,6 +82,23 @@ public record UsageAssembly(
             Collection<ModuleFacts> modules,
             Collection<PidFacts> pids,
             Map<String, Long> used) {
+        return assemble(at, window, tariff, modules, pids, used, key -> false);
+    }
+
+    /**
+     * @param used this month's usage per PID id, as Redis counts it (net of refunds)
+     * @param exact modules whose PID set did not change this month: their usage is the sum over their
+     *     PIDs' counters, a real figure ({@link ModuleUsage#of}); the others are estimated
+     */
+    public static UsageAssembly assemble(
+            Instant at,
+            MonthlyWindow window,
+            OverageTariff tariff,
+            Collection<ModuleFacts> modules,
+            Collection<PidFacts> pids,
+            Map<String, Long> used,
+            Predicate<ModuleKey> exact) {
+        requireNonNull(exact, "exact");
         requireNonNull(modules, "modules");
         requireNonNull(pids, "pids");
         requireNonNull(used, "used");
@@ -108,6 +134,16 @@ public record UsageAssembly(
             }
         }
         unknown.sort(null);
+        Map<ModuleKey, Long> sums = new HashMap<>(byKey.size() * 2);
+        for (PidUsage u : usages) {
+            sums.merge(u.module(), u.used(), (a, b) -> Math.min(ModuleUsage.MAX_MODULE_USAGE, a + b));
+        }
+        for (Map.Entry<ModuleKey, ModuleUsage> e : byKey.entrySet()) {
+            if (exact.test(e.getKey())) {
+                ModuleUsage m = e.getValue();
+                e.setValue(ModuleUsage.of(m.config(), m.liveInstances(), sums.getOrDefault(e.getKey(), 0L)));
+            }
+        }
         UsageSnapshot snapshot = new UsageSnapshot(at, window, tariff, List.copyOf(byKey.values()), usages);
         return new UsageAssembly(snapshot, withoutCounter, unknown, clamped);
     }

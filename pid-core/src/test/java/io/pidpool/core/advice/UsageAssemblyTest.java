@@ -103,4 +103,32 @@ class UsageAssemblyTest {
                                 Map.of("p1", 1L))
                         .snapshot());
     }
+
+    @Test
+    void modulesWhosePidsStayedPutGetTheirRealUsageTheOthersStayEstimated() {
+        ManualClock clock = new ManualClock(MID_MONTH);
+        List<ModuleFacts> modules =
+                List.of(new ModuleFacts(config("a", 1, 0, 0), 1), new ModuleFacts(config("b", 1, 0, 0), 1));
+        List<PidFacts> pids = List.of(
+                new PidFacts("p1", key("a"), PidStatus.ACTIVE, 600, 0),
+                new PidFacts("p2", key("a"), PidStatus.ACTIVE, 400, 0),
+                new PidFacts("p3", key("b"), PidStatus.ACTIVE, 400, 0));
+        Map<String, Long> used = Map.of("p1", 500L, "p2", 20L, "p3", 30L);
+
+        UsageAssembly assembly =
+                UsageAssembly.assemble(clock.instant(), UTC, TARIFF, modules, pids, used, k -> k.equals(key("a")));
+
+        ModuleUsage a = assembly.snapshot().modulesByKey().get(key("a"));
+        ModuleUsage b = assembly.snapshot().modulesByKey().get(key("b"));
+        assertThat(a.usedThisMonth()).hasValue(520);
+        assertThat(b.usedThisMonth()).isEmpty();
+        UsageReport report = UsageProjector.blended().project(assembly.snapshot());
+        assertThat(report.module(key("a")).orElseThrow().usageEstimated()).isFalse();
+        assertThat(report.module(key("b")).orElseThrow().usageEstimated()).isTrue();
+        // the old overload knows nothing about moves: everything estimated, as before
+        UsageReport old = UsageProjector.blended()
+                .project(UsageAssembly.assemble(clock.instant(), UTC, TARIFF, modules, pids, used)
+                        .snapshot());
+        assertThat(old.modules()).allSatisfy(m -> assertThat(m.usageEstimated()).isTrue());
+    }
 }

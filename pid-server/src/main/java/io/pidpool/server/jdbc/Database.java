@@ -102,6 +102,16 @@ public final class Database implements AutoCloseable {
         return new JdbiAlertStore(session);
     }
 
+    /** Durable RESET_QUOTA generations (docs/quota.md §6a). */
+    public io.pidpool.core.port.QuotaResetLog quotaResets() {
+        return new JdbiQuotaResetLog(session);
+    }
+
+    /** Which modules had PIDs move in or out (for exact module usage, docs/usage-monitoring.md). */
+    public JdbiModuleMoves moduleMoves() {
+        return new JdbiModuleMoves(session);
+    }
+
     /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
     public CooldownRepository cooldowns() {
         return new JdbiCooldownRepository(session);

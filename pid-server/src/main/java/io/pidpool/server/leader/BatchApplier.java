@@ -10,9 +10,11 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.QuotaResetLog;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.SealedOperation;
 import io.pidpool.core.port.SealedPidSpec;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,15 +44,28 @@ final class BatchApplier {
      * What applying a batch committed: the database changes, and the PIDs whose quota an operation
      * reset (the caller provisions both once the transaction committed).
      */
-    record Applied(BatchRecord batch, List<DbChange> changes, List<String> quotaResets) {}
+    record Applied(
+            BatchRecord batch,
+            List<DbChange> changes,
+            List<String> quotaResets,
+            List<QuotaResetLog.Reset> recordedResets) {}
 
     private final Repositories repos;
     private final Runnable insideTransaction;
+    private final QuotaResetLog resetLog;
+    private final Clock clock;
 
     /** @param insideTransaction test hook, run after the batch row is locked, before any effect */
     BatchApplier(Repositories repos, Runnable insideTransaction) {
+        this(repos, insideTransaction, QuotaResetLog.none(), Clock.systemUTC());
+    }
+
+    /** @param resetLog where RESET_QUOTA is recorded, in the batch's transaction (durable resets) */
+    BatchApplier(Repositories repos, Runnable insideTransaction, QuotaResetLog resetLog, Clock clock) {
         this.repos = repos;
         this.insideTransaction = insideTransaction;
+        this.resetLog = resetLog;
+        this.clock = clock;
     }
 
     /** Applies the batch; empty if it was already final (applied by an earlier leader). */
@@ -68,7 +83,9 @@ final class BatchApplier {
                 boolean any = results.stream().anyMatch(OperationResult::ok);
                 BatchRecord done =
                         repos.operations().finish(id, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
-                return new Applied(done, changes, List.copyOf(resets));
+                List<QuotaResetLog.Reset> recorded =
+                        resets.isEmpty() ? List.of() : resetLog.record(resets, clock.instant());
+                return new Applied(done, changes, List.copyOf(resets), recorded);
             }));
         } catch (PidPoolException e) {
             if (e.code() == ErrorCode.ILLEGAL_STATE) {

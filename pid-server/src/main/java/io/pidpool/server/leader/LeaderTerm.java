@@ -122,7 +122,8 @@ final class LeaderTerm {
         this.ctx = ctx;
         this.onFenced = onFenced;
         this.reconciler = new Reconciler(ctx.layout(), ctx.settings(), ctx.clock());
-        this.batches = new BatchApplier(ctx.repositories(), ctx.batchHook());
+        this.batches = new BatchApplier(
+                ctx.repositories(), ctx.batchHook(), ctx.quota().resetLog(), ctx.clock());
     }
 
     /** Runs the election steps; throws if any fails (the caller then gives leadership up). */
@@ -240,7 +241,12 @@ final class LeaderTerm {
                 limits.put(removed.pidId(), 0L);
             }
         }
-        ctx.quota().committed(limits, applied.quotaResets(), ctx.clock().instant());
+        ctx.quota()
+                .committed(
+                        limits,
+                        applied.quotaResets(),
+                        applied.recordedResets(),
+                        ctx.clock().instant());
     }
 
     /** Hands the database view's limits to {@link QuotaSync}, which writes only what Redis has wrong. */

@@ -13,6 +13,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.QuotaResetLog;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.NotifySignal;
@@ -123,7 +124,7 @@ public final class PidPoolNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.quota = new QuotaSync(b.quotaProvisioner, b.quotaRetryDelay, nodeId);
+        this.quota = new QuotaSync(b.quotaProvisioner, b.quotaResets, b.quotaRetryDelay, nodeId);
         this.ctx = new NodeContext(
                 nodeId,
                 client,
@@ -530,6 +531,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
         private io.pidpool.core.port.CooldownRepository cooldowns;
+        private QuotaResetLog quotaResets = QuotaResetLog.none();
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
 
@@ -636,6 +638,15 @@ public final class PidPoolNode implements AutoCloseable {
          */
         public Builder placement(Function<Duration, PlacementPolicy> value) {
             this.placement = requireNonNull(value, "placement");
+            return this;
+        }
+
+        /**
+         * Where RESET_QUOTA is recorded with the batch (e.g. {@code Database.quotaResets()}), so the
+         * quota reconciliation re-applies a reset Redis never got (docs/quota.md §6a). Default: none.
+         */
+        public Builder quotaResets(QuotaResetLog value) {
+            this.quotaResets = requireNonNull(value, "quotaResets");
             return this;
         }
 

@@ -2,6 +2,7 @@ package io.pidpool.server.leader;
 
 import java.time.Instant;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,6 +25,24 @@ public interface QuotaProvisioner {
 
     /** RESET_QUOTA: forgets the PIDs' usage in the quota month that contains {@code at}. */
     void reset(Collection<String> pidIds, Instant at);
+
+    /**
+     * A durable RESET_QUOTA ({@link io.pidpool.core.port.QuotaResetLog}): resets the PID's month that
+     * contains {@code at} only if the store has not applied {@code generation} (or a newer one) yet, and
+     * records it with the reset, atomically. Default: an unguarded {@link #reset} (stores without
+     * generations).
+     *
+     * @return whether the reset happened now
+     */
+    default boolean resetOnce(String pidId, long generation, Instant at) {
+        reset(List.of(pidId), at);
+        return true;
+    }
+
+    /** The highest reset generation the store applied per PID (absent: none). Default: none known. */
+    default Map<String, Long> resetGenerations() {
+        return Map.of();
+    }
 
     /**
      * Every hard limit the store holds (for reconciliation), a malformed entry as {@code -1}; PIDs the

@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.port.QuotaResetLog;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -38,8 +39,11 @@ import org.slf4j.LoggerFactory;
 final class QuotaSync implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(QuotaSync.class);
 
-    /** One committed RESET_QUOTA of one PID. */
-    record Reset(String pid, Instant at) {}
+    /**
+     * One committed RESET_QUOTA of one PID; {@code generation} from the {@link QuotaResetLog} (0: not
+     * recorded, an unguarded reset).
+     */
+    record Reset(String pid, Instant at, long generation) {}
 
     /** Runs a task after a delay, in order, one at a time (a single thread in production). */
     interface Scheduler {
@@ -47,6 +51,7 @@ final class QuotaSync implements AutoCloseable {
     }
 
     private final QuotaProvisioner provisioner;
+    private final QuotaResetLog resetLog;
     private final long retryMillis;
     private final ScheduledExecutorService worker; // null when a test schedules
     private final Scheduler scheduler;
@@ -55,13 +60,20 @@ final class QuotaSync implements AutoCloseable {
     private final List<Reset> pendingResets = new ArrayList<>();
     private Map<String, Long> desired; // a full reconciliation to run, or null
     private long desiredGeneration;
+    private boolean resetCheck; // compare the reset log with the provisioner's generations
     private boolean drainScheduled;
     private boolean failing;
     private final AtomicLong reconciliations = new AtomicLong();
     private final AtomicLong corrections = new AtomicLong();
+    private final AtomicLong resetsRepaired = new AtomicLong();
 
     QuotaSync(QuotaProvisioner provisioner, Duration retryDelay, String nodeId) {
+        this(provisioner, QuotaResetLog.none(), retryDelay, nodeId);
+    }
+
+    QuotaSync(QuotaProvisioner provisioner, QuotaResetLog resetLog, Duration retryDelay, String nodeId) {
         this.provisioner = provisioner;
+        this.resetLog = resetLog;
         this.retryMillis = Math.max(1, retryDelay.toMillis());
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-quota-" + nodeId);
@@ -73,7 +85,13 @@ final class QuotaSync implements AutoCloseable {
 
     /** For tests: {@code scheduler} must run the tasks one at a time. */
     QuotaSync(QuotaProvisioner provisioner, Duration retryDelay, Scheduler scheduler) {
+        this(provisioner, QuotaResetLog.none(), retryDelay, scheduler);
+    }
+
+    /** For tests: {@code scheduler} must run the tasks one at a time. */
+    QuotaSync(QuotaProvisioner provisioner, QuotaResetLog resetLog, Duration retryDelay, Scheduler scheduler) {
         this.provisioner = provisioner;
+        this.resetLog = resetLog;
         this.retryMillis = Math.max(1, retryDelay.toMillis());
         this.worker = null;
         this.scheduler = scheduler;
@@ -83,8 +101,24 @@ final class QuotaSync implements AutoCloseable {
         return provisioner;
     }
 
+    /** Where RESET_QUOTA is recorded in the batch's transaction ({@code BatchApplier}). */
+    QuotaResetLog resetLog() {
+        return resetLog;
+    }
+
     /** A batch committed: these limits changed (0 = deleted) and these PIDs' quota was reset. */
     void committed(Map<String, Long> limits, List<String> resets, Instant at) {
+        committed(limits, resets, List.of(), at);
+    }
+
+    /**
+     * A batch committed: these limits changed (0 = deleted) and these PIDs' quota was reset; {@code
+     * recorded} are the resets the batch recorded in the {@link QuotaResetLog} (applied guarded by
+     * their generation, at their recorded time).
+     */
+    void committed(Map<String, Long> limits, List<String> resets, List<QuotaResetLog.Reset> recorded, Instant at) {
+        Map<String, QuotaResetLog.Reset> byPid = new HashMap<>();
+        recorded.forEach(r -> byPid.put(r.pidId(), r));
         if (limits.isEmpty() && resets.isEmpty()) {
             return;
         }
@@ -94,7 +128,10 @@ final class QuotaSync implements AutoCloseable {
                 desired.putAll(limits);
                 desiredGeneration++;
             }
-            resets.forEach(pid -> pendingResets.add(new Reset(pid, at)));
+            resets.forEach(pid -> {
+                QuotaResetLog.Reset r = byPid.get(pid);
+                pendingResets.add(r == null ? new Reset(pid, at, 0) : new Reset(pid, r.at(), r.generation()));
+            });
         }
         requestDrain(0);
     }
@@ -108,8 +145,14 @@ final class QuotaSync implements AutoCloseable {
             pendingLimits.clear(); // the snapshot includes them
             desired = new HashMap<>(databaseLimits);
             desiredGeneration++;
+            resetCheck = true;
         }
         requestDrain(0);
+    }
+
+    /** Recorded resets the provisioner had not applied and a reconciliation re-applied. */
+    long resetsRepaired() {
+        return resetsRepaired.get();
     }
 
     /** The term ended: a successor provisions the limits; committed resets are still carried out. */
@@ -118,6 +161,7 @@ final class QuotaSync implements AutoCloseable {
             pendingLimits.clear();
             desired = null;
             desiredGeneration++;
+            resetCheck = false; // the successor's reconciliation compares the reset log
         }
     }
 
@@ -134,7 +178,11 @@ final class QuotaSync implements AutoCloseable {
     /** Whether nothing is waiting (tests). */
     boolean idle() {
         synchronized (lock) {
-            return pendingLimits.isEmpty() && pendingResets.isEmpty() && desired == null && !drainScheduled;
+            return pendingLimits.isEmpty()
+                    && pendingResets.isEmpty()
+                    && desired == null
+                    && !resetCheck
+                    && !drainScheduled;
         }
     }
 
@@ -159,8 +207,10 @@ final class QuotaSync implements AutoCloseable {
         Map<String, Long> limits;
         Map<String, Long> full;
         long generation;
+        boolean checkResets;
         synchronized (lock) {
             drainScheduled = false;
+            checkResets = resetCheck;
             resets = List.copyOf(pendingResets);
             limits = new LinkedHashMap<>(pendingLimits);
             full = desired == null ? null : new HashMap<>(desired);
@@ -169,8 +219,13 @@ final class QuotaSync implements AutoCloseable {
         try {
             if (!resets.isEmpty()) {
                 Map<Instant, List<String>> byTime = new LinkedHashMap<>();
-                resets.forEach(r ->
-                        byTime.computeIfAbsent(r.at(), k -> new ArrayList<>()).add(r.pid()));
+                for (Reset r : resets) {
+                    if (r.generation() > 0) {
+                        provisioner.resetOnce(r.pid(), r.generation(), r.at());
+                    } else {
+                        byTime.computeIfAbsent(r.at(), k -> new ArrayList<>()).add(r.pid());
+                    }
+                }
                 byTime.forEach((at, pids) -> provisioner.reset(pids, at));
                 synchronized (lock) {
                     pendingResets.subList(0, resets.size()).clear(); // only this thread removes
@@ -193,6 +248,13 @@ final class QuotaSync implements AutoCloseable {
                 reconciliations.incrementAndGet();
                 corrections.addAndGet(fixed);
             }
+            if (checkResets) {
+                int repaired = reconcileResets();
+                synchronized (lock) {
+                    resetCheck = false;
+                }
+                resetsRepaired.addAndGet(repaired);
+            }
             if (failing) {
                 failing = false;
                 log.info("quota provisioning works again");
@@ -208,7 +270,7 @@ final class QuotaSync implements AutoCloseable {
             return;
         }
         synchronized (lock) {
-            if (!pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null) {
+            if (!pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null || resetCheck) {
                 requestDrain(0);
             }
         }
@@ -233,6 +295,32 @@ final class QuotaSync implements AutoCloseable {
             log.info("quota reconciliation corrected {} of {} limits", fixes.size(), full.size());
         }
         return fixes.size();
+    }
+
+    /**
+     * Re-applies every recorded reset whose generation the provisioner has not applied (Redis was down
+     * when it was committed and the committing leader died before Redis came back). Each is guarded by
+     * its generation in the store, so one applied meanwhile (or twice) is not applied again.
+     */
+    private int reconcileResets() {
+        List<QuotaResetLog.Reset> recorded = resetLog.latest();
+        if (recorded.isEmpty()) {
+            return 0;
+        }
+        Map<String, Long> applied = provisioner.resetGenerations();
+        int repaired = 0;
+        for (QuotaResetLog.Reset r : recorded) {
+            if (applied.getOrDefault(r.pidId(), 0L) < r.generation()
+                    && provisioner.resetOnce(r.pidId(), r.generation(), r.at())) {
+                repaired++;
+                log.warn(
+                        "quota reconciliation re-applied the lost RESET_QUOTA of PID {} (generation {}, committed {})",
+                        r.pidId(),
+                        r.generation(),
+                        r.at());
+            }
+        }
+        return repaired;
     }
 
     @Override

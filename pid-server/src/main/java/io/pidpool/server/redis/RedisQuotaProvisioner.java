@@ -109,6 +109,41 @@ public final class RedisQuotaProvisioner implements QuotaProvisioner, AutoClosea
     }
 
     @Override
+    public boolean resetOnce(String pidId, long generation, Instant at) {
+        return ledger().resetOnce(pidId, window.monthOf(at), generation);
+    }
+
+    @Override
+    public Map<String, Long> resetGenerations() {
+        QuotaKeys keys = ledger().keys();
+        RBatch batch = redisson.createBatch();
+        for (int shard = 0; shard < keys.shards(); shard++) {
+            RFuture<Map<String, String>> ignored = batch.<String, String>getMap(
+                            keys.resetGenerations(shard), StringCodec.INSTANCE)
+                    .readAllMapAsync();
+        }
+        BatchResult<?> done;
+        try {
+            done = batch.execute();
+        } catch (RuntimeException e) {
+            throw PidPoolException.unavailable("could not read the reset generations of cluster " + cluster, e);
+        }
+        Map<String, Long> generations = new HashMap<>();
+        for (Object reply : done.getResponses()) {
+            if (reply instanceof Map<?, ?> entries) {
+                entries.forEach((pid, value) -> {
+                    try {
+                        generations.put(String.valueOf(pid), Long.parseLong(String.valueOf(value)));
+                    } catch (NumberFormatException e) {
+                        generations.put(String.valueOf(pid), 0L); // malformed: re-applied (the script rewrites it)
+                    }
+                });
+            }
+        }
+        return generations;
+    }
+
+    @Override
     public Map<String, Long> limits() {
         QuotaKeys keys = ledger().keys();
         RBatch batch = redisson.createBatch();

@@ -2,19 +2,36 @@ package io.pidpool.server.runtime;
 
 import io.pidpool.core.advice.UsageAssembly.ModuleFacts;
 import io.pidpool.core.advice.UsageAssembly.PidFacts;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.server.jdbc.JdbiModuleMoves;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.ReadModel;
 import io.pidpool.server.usage.UsageFacts;
 import io.pidpool.server.usage.UsageMetrics;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 
 /** {@link UsageFacts} and the metrics' server state from the coordination node's read model (database + its ZooKeeper view). */
 final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
     private final PidPoolNode node;
+    private final JdbiModuleMoves moves;
 
     NodeUsageFacts(PidPoolNode node) {
+        this(node, null);
+    }
+
+    /** @param moves {@code null}: module usage is always estimated */
+    NodeUsageFacts(PidPoolNode node, JdbiModuleMoves moves) {
         this.node = node;
+        this.moves = moves;
+    }
+
+    @Override
+    public Optional<Set<ModuleKey>> modulesChangedSince(Instant since) {
+        return moves == null ? Optional.empty() : Optional.of(moves.changedSince(since));
     }
 
     @Override

@@ -175,7 +175,7 @@ public final class PidServer implements AutoCloseable {
                 workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
                 usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
-            usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, clock));
+            usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, database, clock));
             AdviceMonitor monitor = lifecycle.add(
                     "advice monitor", advice.startMonitor(node, database.repositories(clock), usage::latest));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
@@ -339,6 +339,7 @@ public final class PidServer implements AutoCloseable {
                 .placement(advice.placement(settings))
                 .alerts(advice.leaderSink())
                 .cooldowns(database.cooldowns())
+                .quotaResets(database.quotaResets())
                 .clock(clock)
                 .build();
     }

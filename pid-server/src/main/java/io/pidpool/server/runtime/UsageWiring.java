@@ -41,12 +41,15 @@ final class UsageWiring {
 
     /**
      * The leader's periodic usage scan (started: first scan soon after start-up, then every
-     * {@code monitoring.scanIntervalMs}); the quota month is UTC, as the SDK's.
+     * {@code monitoring.scanIntervalMs}); the quota month is UTC, as the SDK's. A module's usage is
+     * exact (not estimated) while no PID moved in or out of it this month ({@code database}'s operation
+     * log), which lets {@code advice.autoApply} act on it.
      */
-    static UsageMonitor monitor(ServerConfig config, RedissonClient redisson, PidPoolNode node, Clock clock) {
+    static UsageMonitor monitor(
+            ServerConfig config, RedissonClient redisson, PidPoolNode node, Database database, Clock clock) {
         Duration interval = Duration.ofMillis(config.monitoring().scanIntervalMs());
         return new UsageMonitor(
-                        new NodeUsageFacts(node),
+                        new NodeUsageFacts(node, database.moduleMoves()),
                         new RedisUsageReader(redisson, keys(config)),
                         new MonthlyWindow(ZoneOffset.UTC),
                         config.advice().overageTariff(),

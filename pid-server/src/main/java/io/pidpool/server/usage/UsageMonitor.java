@@ -181,7 +181,15 @@ public final class UsageMonitor implements UsageReports, AutoCloseable {
             QuotaMonth month = window.monthOf(at);
             RedisUsageReader.Read read = reader.read(month);
             long t2 = System.nanoTime();
-            UsageAssembly assembly = UsageAssembly.assemble(at, window, tariff, modules, pids, read.used());
+            var changed = facts.modulesChangedSince(window.start(month));
+            UsageAssembly assembly = UsageAssembly.assemble(
+                    at,
+                    window,
+                    tariff,
+                    modules,
+                    pids,
+                    read.used(),
+                    key -> changed.isPresent() && !changed.get().contains(key));
             UsageReport report = projector.project(assembly.snapshot());
             long t3 = System.nanoTime();
             latest.publish(report);

@@ -44,7 +44,7 @@ class DatabaseBootstrapIT {
                         .as(db.toString())
                         .extracting(m -> m.getVersion().getVersion())
                         .startsWith("1")
-                        .contains("3", "4")
+                        .contains("3", "4", "6")
                         .doesNotHaveDuplicates();
                 assertThat(info.pending()).as(db.toString()).isEmpty();
                 assertThat(again.isHealthy()).as(db.toString()).isTrue();

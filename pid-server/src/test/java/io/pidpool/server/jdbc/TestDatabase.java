@@ -34,6 +34,7 @@ final class TestDatabase implements AutoCloseable {
             "pool_slot",
             "pool_assignment",
             "pool_pid_cooldown",
+            "quota_reset",
             "pool_pid_attribute",
             "pool_pid",
             "pool_module_weight",
