@@ -284,7 +284,7 @@ export function renderAudit(result) {
   }
   show('audit-body', table('audit-table', ['When', 'Who', 'Action', 'Target', 'Outcome'],
     result.data.slice(0, 50).map((e) => [
-      h('span', {class: 'small nowrap'}, time(e.at)), h('span', {class: 'small'}, e.actor ?? ''),
+      h('span', {class: 'small'}, time(e.at)), h('span', {class: 'small'}, e.actor ?? ''),
       h('span', {class: 'small mono'}, e.action ?? ''), h('span', {class: 'small mono'}, e.target ?? ''),
       h('span', {class: 'small clamp', title: e.outcome ?? e.detail ?? ''}, e.outcome ?? e.detail ?? '')])));
 }
