@@ -7,6 +7,7 @@ import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
 import io.pidpool.client.internal.SealerSecretOpener;
 import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.zk.ZkSessions;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
@@ -387,12 +388,7 @@ public interface PidClient extends AutoCloseable {
          * timing (lease, heartbeat, pause budget) is derived from the negotiated one. Default 5 s.
          */
         public Builder sessionTimeout(Duration timeout) {
-            requireArgument(
-                    timeout != null && timeout.toMillis() >= 100 && timeout.toMillis() <= 600_000,
-                    "sessionTimeout",
-                    "sessionTimeout must be within 100 ms..10 min, was %s",
-                    timeout);
-            this.sessionTimeout = timeout;
+            this.sessionTimeout = ZkSessions.requireSessionTimeout(timeout);
             return this;
         }
 

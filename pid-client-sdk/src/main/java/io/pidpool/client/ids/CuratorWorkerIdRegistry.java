@@ -5,6 +5,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
 import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.zk.ZkSessions;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.WorkerSlot;
@@ -843,12 +844,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
 
         /** Session timeout to ask for, for an owned client; default 5 s. */
         public Builder sessionTimeout(Duration timeout) {
-            requireArgument(
-                    timeout != null && timeout.toMillis() >= 100 && timeout.toMillis() <= 600_000,
-                    "sessionTimeout",
-                    "sessionTimeout must be within 100 ms..10 min, was %s",
-                    timeout);
-            this.sessionTimeout = timeout;
+            this.sessionTimeout = ZkSessions.requireSessionTimeout(timeout);
             return this;
         }
 

@@ -489,22 +489,12 @@ final class Reconciler {
         }
 
         void revoke(ZkView.PidEntry entry, PidNode node, String why) {
-            PidNode deleting = new PidNode(
-                    node.pidId(),
+            rewrite(
+                    entry,
+                    node,
                     PidState.DELETING.assertCanFollow(node.state()),
-                    epoch,
-                    node.ownerSessionId(),
                     node.account(),
-                    "");
-            write(
                     Intent.Kind.REVOKE,
-                    entry.holder(),
-                    entry.pidId(),
-                    List.of(new ZkWrite.SetData(
-                            entry.entry().path(),
-                            deleting.encode(),
-                            entry.entry().stat().version())),
-                    Map.of(),
                     why);
         }
 
@@ -513,40 +503,35 @@ final class Reconciler {
          * newest epoch it has seen, so send it again stamped with this epoch.
          */
         void restamp(ZkView.PidEntry entry, PidNode node, Intent.Kind kind) {
-            PidNode again = new PidNode(
-                    node.pidId(),
+            rewrite(
+                    entry,
+                    node,
                     node.state().assertCanFollow(node.state()),
-                    epoch,
-                    node.ownerSessionId(),
                     node.account(),
-                    "");
+                    kind,
+                    "re-stamp " + node.state() + " of epoch " + node.epoch().value());
+        }
+
+        void update(ZkView.PidEntry entry, PidNode node, AccountPayload payload, String why) {
+            rewrite(entry, node, PidState.UPDATING.assertCanFollow(node.state()), payload, Intent.Kind.UPDATE, why);
+        }
+
+        /** The holder's node with a new instruction of this epoch, as a versioned write. */
+        private void rewrite(
+                ZkView.PidEntry entry,
+                PidNode node,
+                PidState state,
+                AccountPayload payload,
+                Intent.Kind kind,
+                String why) {
+            PidNode next = new PidNode(node.pidId(), state, epoch, node.ownerSessionId(), payload, "");
             write(
                     kind,
                     entry.holder(),
                     entry.pidId(),
                     List.of(new ZkWrite.SetData(
                             entry.entry().path(),
-                            again.encode(),
-                            entry.entry().stat().version())),
-                    Map.of(),
-                    "re-stamp " + node.state() + " of epoch " + node.epoch().value());
-        }
-
-        void update(ZkView.PidEntry entry, PidNode node, AccountPayload payload, String why) {
-            PidNode updating = new PidNode(
-                    node.pidId(),
-                    PidState.UPDATING.assertCanFollow(node.state()),
-                    epoch,
-                    node.ownerSessionId(),
-                    payload,
-                    "");
-            write(
-                    Intent.Kind.UPDATE,
-                    entry.holder(),
-                    entry.pidId(),
-                    List.of(new ZkWrite.SetData(
-                            entry.entry().path(),
-                            updating.encode(),
+                            next.encode(),
                             entry.entry().stat().version())),
                     Map.of(),
                     why);
