@@ -535,7 +535,8 @@ public final class PermitIssuer implements AutoCloseable {
 
         /**
          * Batched mode: how many batches may be on the wire at once (1..16); default 1, i.e. Nagle:
-         * while one batch is in flight the next one accumulates. One flusher thread sends them all.
+         * while one batch is in flight the next one accumulates. One flusher thread sends them all. With
+         * many acquires outstanding ({@code tryAcquireAsync}) 2–3 keep Redis busier (docs/benchmarks-quota.md).
          */
         public Builder maxInFlight(int batches) {
             requireArgument(batches >= 1 && batches <= 16, "maxInFlight", "must be within 1..16, was %d", batches);

@@ -194,6 +194,14 @@ class QuotaBenchmark {
                     .build();
             Op acquireAsync2 = asyncWindow(batchedAsync2);
             Op acquireAsync3 = asyncWindow(batchedAsync3);
+            PermitIssuer batchedAsync4 = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(11).build())
+                    .batching(128)
+                    .maxInFlight(4)
+                    .build();
+            Op acquireAsync4 = asyncWindow(batchedAsync4);
             PermitIssuer batched2 = PermitIssuer.builder()
                     .ledger(ledger)
                     .held(hold)
@@ -259,6 +267,11 @@ class QuotaBenchmark {
                             "tryAcquireAsync batched (3 batches in flight), 8 threads x 16",
                             acquireAsync3,
                             8),
+                    new Case(
+                            "async8x4",
+                            "tryAcquireAsync batched (4 batches in flight), 8 threads x 16",
+                            acquireAsync4,
+                            8),
                     new Case("batched8x2", "tryAcquire batched (2 batches in flight), 8 threads", acquireBatched2, 8),
                     new Case("near1", "near cache clearlyNotEnough, 1 thread", nearCheck, 1),
                     new Case("dry1", "tryAcquire, all held PIDs dry (near cache), 1 thread", dryAcquire, 1),
@@ -300,12 +313,13 @@ class QuotaBenchmark {
             });
             out.append(String.format(
                     "batched mode: %.1f deductions per round trip on average (%.1f with 2 in flight, %.1f async,"
-                            + " %.1f async 2 in flight, %.1f async 3 in flight)%n",
+                            + " %.1f async 2 in flight, %.1f async 3 in flight, %.1f async 4 in flight)%n",
                     batched.averageBatch(),
                     batched2.averageBatch(),
                     batchedAsync.averageBatch(),
                     batchedAsync2.averageBatch(),
-                    batchedAsync3.averageBatch()));
+                    batchedAsync3.averageBatch(),
+                    batchedAsync4.averageBatch()));
             out.append("ratios: median over rounds of (case / baseline measured in the same round)\n");
             ratio(out, results, "direct1", "bare1", "tryAcquire / bare, 1 thread");
             ratio(out, results, "direct8", "bare8", "tryAcquire / bare, 8 threads");
@@ -313,6 +327,7 @@ class QuotaBenchmark {
             ratio(out, results, "async8", "bare8", "batched async (16 per thread) / bare, 8 threads");
             ratio(out, results, "async8x2", "bare8", "batched async, 2 in flight / bare, 8 threads");
             ratio(out, results, "async8x3", "bare8", "batched async, 3 in flight / bare, 8 threads");
+            ratio(out, results, "async8x4", "bare8", "batched async, 4 in flight / bare, 8 threads");
             ratio(out, results, "batched8x2", "bare8", "batched (2 in flight) / bare, 8 threads");
             ratio(out, results, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
@@ -324,6 +339,7 @@ class QuotaBenchmark {
             batchedAsync.close();
             batchedAsync2.close();
             batchedAsync3.close();
+            batchedAsync4.close();
             batched2.close();
             dryIssuer.close();
             dryIssuer.ledger().close();
