@@ -139,7 +139,8 @@ public interface PidClient extends AutoCloseable {
      * completes when its batch was answered, so one thread can keep many acquires in flight; otherwise
      * the deduction runs on the calling thread and the returned future is already complete.
      *
-     * <p>The future completes on the quota batcher's thread: attach only short, non-blocking actions
+     * <p>The future completes on a Redisson I/O thread or the quota batcher's thread: attach only short,
+     * non-blocking actions, no synchronous Redis calls
      * (or use the {@code *Async} variants with an executor of your own). Cancelling or completing it
      * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost.
      * Redis errors ({@code UNAVAILABLE}) arrive through the future.

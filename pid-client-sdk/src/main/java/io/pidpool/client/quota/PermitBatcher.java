@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * previous batch is in flight; so the batch size follows the load, and an acquire on an idle client
  * goes out at once. Nothing on this path waits for a timer: the flusher parks only when it has
  * nothing to send (or the in-flight limit is reached) and is unparked by the next acquire or reply.
- * Replies arrive on a Redisson thread, which only hands the batch back to the flusher.
+ * Replies arrive on a Redisson thread, which answers the plainly granted acquires itself (decoding,
+ * lease check, one {@code Permit}: nothing that blocks) and hands the batch back to the flusher for
+ * the rest.
  *
  * <p>Acquires refused by their PID go to the next PID of their order in a following batch (at most
  * the order's length, {@code maxAttempts}). A batch Redis did not answer is sent once more with the
@@ -41,8 +43,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Concurrency.</b> The flusher thread owns every dequeued acquire, the retry list and the
  * in-flight count; callers touch only the queue and their own future; Redisson threads touch only the
- * queue of answered batches. The {@code parked} flag and the queues are read and written in opposite
- * orders by the flusher and by the wakers (volatile, Dekker style), so a wake-up is never lost. A
+ * queue of answered batches and, for a granted acquire, its future (which the flusher then leaves
+ * alone). The {@code parked} flag and the queues are read and written in opposite orders by the
+ * flusher and by the wakers (volatile, Dekker style), so a wake-up is never lost. A
  * caller that stops waiting (timeout, interrupt) completes its future exceptionally; a grant that
  * arrives for it is voided, never lost.
  */
@@ -71,6 +74,10 @@ final class PermitBatcher implements AutoCloseable {
         final List<DeductRequest> requests;
         int attempt;
         RedissonQuotaLedger.DeductBatch batch;
+        /** Set on the I/O thread before the hand-off (null if the replies could not be decoded). */
+        List<DeductResult> results;
+        /** Per acquire: already answered with a permit on the I/O thread. */
+        boolean[] settled;
 
         Sent(List<Pending> pending, List<DeductRequest> requests) {
             this.pending = pending;
@@ -130,7 +137,7 @@ final class PermitBatcher implements AutoCloseable {
         }
     }
 
-    /** Queues an acquire and returns its future (completed on the flusher thread). */
+    /** Queues an acquire and returns its future (completed on a Redisson thread or the flusher thread). */
     CompletableFuture<Optional<Permit>> enqueue(int n, QuotaMonth month, List<PermitPolicy.Candidate> order) {
         try {
             return offer(n, month, order).result;
@@ -267,14 +274,53 @@ final class PermitBatcher implements AutoCloseable {
         inFlight++;
         roundTrips.increment();
         attemptsSent.add(s.requests.size());
+        s.results = null;
+        s.settled = null;
         s.batch.replies().whenComplete((replies, error) -> {
+            if (error == null) {
+                settleGranted(s);
+            }
             answered.offer(s);
             LockSupport.unpark(flusher); // one wake-up per batch, whatever the flusher waits for
         });
     }
 
-    private void answered(Sent s) {
+    /**
+     * On the Redisson thread that received the replies: answers the plainly granted acquires at once
+     * (decoding and {@link PermitIssuer#permitIfHeld} are cheap and never block), so their callers do
+     * not wait for the flusher to be scheduled. Everything else (refusals, failures, a hold that ended,
+     * a caller that gave up) is left to the flusher, which gets the batch right after.
+     */
+    private void settleGranted(Sent s) {
         List<DeductResult> results;
+        try {
+            results = s.batch.decode();
+        } catch (RuntimeException e) {
+            return; // the flusher decodes again and handles the failure
+        }
+        boolean[] settled = new boolean[results.size()];
+        for (int i = 0; i < settled.length; i++) {
+            if (results.get(i).granted()) {
+                Pending p = s.pending.get(i);
+                Permit permit = issuer.permitIfHeld(p.inFlight);
+                settled[i] = permit != null && p.result.complete(Optional.of(permit));
+            }
+        }
+        s.settled = settled;
+        s.results = results; // published to the flusher by the hand-off queue
+    }
+
+    private void answered(Sent s) {
+        List<DeductResult> results = s.results;
+        boolean[] settled = s.settled;
+        if (results != null) {
+            for (int i = 0; i < s.pending.size(); i++) {
+                if (!settled[i]) {
+                    settle(s.pending.get(i), results.get(i));
+                }
+            }
+            return;
+        }
         try {
             results = s.batch.decode();
         } catch (PidPoolException e) {
@@ -288,17 +334,21 @@ final class PermitBatcher implements AutoCloseable {
             throw e;
         }
         for (int i = 0; i < s.pending.size(); i++) {
-            Pending p = s.pending.get(i);
-            if (results.get(i).granted()) {
-                Optional<Permit> permit = issuer.confirm(p.inFlight);
-                if (!p.result.complete(permit) && permit.isPresent()) {
-                    issuer.voidDeduction(p.inFlight); // the caller stopped waiting
-                }
-            } else if (++p.next < p.order.size() && !p.result.isDone()) {
-                retry.add(p);
-            } else {
-                p.result.complete(Optional.empty());
+            settle(s.pending.get(i), results.get(i));
+        }
+    }
+
+    /** Flusher thread: answers one acquire of an answered batch, or queues it for its next PID. */
+    private void settle(Pending p, DeductResult result) {
+        if (result.granted()) {
+            Optional<Permit> permit = issuer.confirm(p.inFlight);
+            if (!p.result.complete(permit) && permit.isPresent()) {
+                issuer.voidDeduction(p.inFlight); // the caller stopped waiting
             }
+        } else if (++p.next < p.order.size() && !p.result.isDone()) {
+            retry.add(p);
+        } else {
+            p.result.complete(Optional.empty());
         }
     }
 

@@ -159,7 +159,8 @@ public final class PermitIssuer implements AutoCloseable {
      * flight (the blocking call costs one thread wake-up per permit, which on a busy machine is what
      * limits the batched rate). In direct mode the future is already complete when returned.
      *
-     * <p>The future completes on the batcher's thread: attach only short, non-blocking actions, or use
+     * <p>The future completes on a Redisson I/O thread (granted) or the batcher's thread (the rest):
+     * attach only short, non-blocking actions (no synchronous Redis calls), or use
      * the {@code *Async} variants with an executor of your own. Completing or cancelling the future
      * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost. The
      * exceptions are those of {@link #tryAcquire(int)}, delivered through the future (except bad
@@ -231,6 +232,14 @@ public final class PermitIssuer implements AutoCloseable {
                 throw second;
             }
         }
+    }
+
+    /** The permit for a granted deduction if the hold still stands, else {@code null}; never blocks. */
+    Permit permitIfHeld(DeductRequest granted) {
+        if (held.leaseValid() && held.heldPids().contains(granted.pid())) {
+            return new Permit(granted.pid(), granted.deductionId(), granted.month(), (int) granted.amount());
+        }
+        return null;
     }
 
     /** Hands out a granted deduction if the hold still stands; voids it otherwise. */
@@ -526,7 +535,8 @@ public final class PermitIssuer implements AutoCloseable {
 
         /**
          * Batched mode: how many batches may be on the wire at once (1..16); default 1, i.e. Nagle:
-         * while one batch is in flight the next one accumulates. One flusher thread sends them all.
+         * while one batch is in flight the next one accumulates. One flusher thread sends them all. With
+         * many acquires outstanding ({@code tryAcquireAsync}) 2–3 keep Redis busier (docs/benchmarks-quota.md).
          */
         public Builder maxInFlight(int batches) {
             requireArgument(batches >= 1 && batches <= 16, "maxInFlight", "must be within 1..16, was %d", batches);

@@ -41,6 +41,9 @@ public final class QuotaKeys {
     private final String cluster;
     private final int shards;
     private final String[] tags;
+    private static final int SHARD_CACHE_LIMIT = 4096;
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> shardCache =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     public QuotaKeys(String cluster, int shards) {
         this.cluster = Names.requireToken(cluster, "cluster");
@@ -67,6 +70,18 @@ public final class QuotaKeys {
 
     /** The shard of {@code pid}: {@code crc32(utf8(pid)) mod shards}, the same in every process. */
     public int shardOf(String pid) {
+        Integer known = shardCache.get(pid);
+        if (known != null) {
+            return known;
+        }
+        int shard = computeShard(pid);
+        if (shardCache.size() < SHARD_CACHE_LIMIT) {
+            shardCache.put(pid, shard); // the PIDs a client deducts on are few; bounded for admin use
+        }
+        return shard;
+    }
+
+    private int computeShard(String pid) {
         CRC32 crc = new CRC32();
         crc.update(pid.getBytes(StandardCharsets.UTF_8));
         return (int) (crc.getValue() % shards);

@@ -195,6 +195,8 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         return new DeductBatch(requests, groups, calls.size() == 1, scripts.runBatchAsync(calls));
     }
 
+    private record PidMonth(String pid, QuotaMonth month) {}
+
     /** One run of the batch script for these shard groups (KEYS and ARGV as deduct_batch.lua says). */
     private Call batchCall(
             List<DeductRequest> requests, Collection<Map.Entry<Integer, List<Integer>>> groups, String incarnation) {
@@ -204,6 +206,8 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         }
         List<Object> k = new ArrayList<>(3 * groups.size() + 2 * n);
         Object[] args = new Object[4 + groups.size() + 4 * n];
+        // a batch names few PIDs and months, usually many times each: build each key once per call
+        Map<PidMonth, String> usageKeys = new java.util.HashMap<>();
         args[0] = clientId;
         args[1] = incarnation;
         args[3] = Integer.toString(groups.size());
@@ -216,12 +220,14 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
             k.add(keys.events(shard));
             k.add(keys.sequences(shard));
             args[a++] = Integer.toString(g.getValue().size());
+            Map<QuotaMonth, String> indexKeys = new java.util.HashMap<>(); // per shard
             for (int i : g.getValue()) {
                 DeductRequest r = requests.get(i);
-                k.add(keys.usage(r.pid(), r.month()));
-                k.add(keys.deductionIndex(shard, r.month()));
+                String monthKey = r.month().key();
+                k.add(usageKeys.computeIfAbsent(new PidMonth(r.pid(), r.month()), x -> keys.usage(x.pid(), x.month())));
+                k.add(indexKeys.computeIfAbsent(r.month(), m -> keys.deductionIndex(shard, m)));
                 args[a++] = r.pid();
-                args[a++] = r.month().key();
+                args[a++] = monthKey;
                 args[a++] = r.deductionId();
                 args[a++] = Long.toString(r.amount());
                 if (latest == null || r.month().compareTo(latest) > 0) {

@@ -177,6 +177,31 @@ class QuotaBenchmark {
                     window.poll().join().orElseThrow();
                 }
             };
+            // the same with up to 2 / 3 batches on the wire (pipelined on the connection)
+            PermitIssuer batchedAsync2 = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(9).build())
+                    .batching(128)
+                    .maxInFlight(2)
+                    .build();
+            PermitIssuer batchedAsync3 = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(10).build())
+                    .batching(128)
+                    .maxInFlight(3)
+                    .build();
+            Op acquireAsync2 = asyncWindow(batchedAsync2);
+            Op acquireAsync3 = asyncWindow(batchedAsync3);
+            PermitIssuer batchedAsync4 = PermitIssuer.builder()
+                    .ledger(ledger)
+                    .held(hold)
+                    .ids(SnowflakeIds.builder().workerId(11).build())
+                    .batching(128)
+                    .maxInFlight(4)
+                    .build();
+            Op acquireAsync4 = asyncWindow(batchedAsync4);
             PermitIssuer batched2 = PermitIssuer.builder()
                     .ledger(ledger)
                     .held(hold)
@@ -232,6 +257,21 @@ class QuotaBenchmark {
                     new Case("direct8", "tryAcquire direct, 8 threads", acquire, 8),
                     new Case("batched8", "tryAcquire batched, 8 threads", acquireBatched, 8),
                     new Case("async8", "tryAcquireAsync batched, 8 threads x 16 in flight", acquireAsync, 8),
+                    new Case(
+                            "async8x2",
+                            "tryAcquireAsync batched (2 batches in flight), 8 threads x 16",
+                            acquireAsync2,
+                            8),
+                    new Case(
+                            "async8x3",
+                            "tryAcquireAsync batched (3 batches in flight), 8 threads x 16",
+                            acquireAsync3,
+                            8),
+                    new Case(
+                            "async8x4",
+                            "tryAcquireAsync batched (4 batches in flight), 8 threads x 16",
+                            acquireAsync4,
+                            8),
                     new Case("batched8x2", "tryAcquire batched (2 batches in flight), 8 threads", acquireBatched2, 8),
                     new Case("near1", "near cache clearlyNotEnough, 1 thread", nearCheck, 1),
                     new Case("dry1", "tryAcquire, all held PIDs dry (near cache), 1 thread", dryAcquire, 1),
@@ -272,13 +312,22 @@ class QuotaBenchmark {
                         c.name(), m, median(rounds, 1), median(rounds, 2), fmt(rounds)));
             });
             out.append(String.format(
-                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 in flight, %.1f async)%n",
-                    batched.averageBatch(), batched2.averageBatch(), batchedAsync.averageBatch()));
+                    "batched mode: %.1f deductions per round trip on average (%.1f with 2 in flight, %.1f async,"
+                            + " %.1f async 2 in flight, %.1f async 3 in flight, %.1f async 4 in flight)%n",
+                    batched.averageBatch(),
+                    batched2.averageBatch(),
+                    batchedAsync.averageBatch(),
+                    batchedAsync2.averageBatch(),
+                    batchedAsync3.averageBatch(),
+                    batchedAsync4.averageBatch()));
             out.append("ratios: median over rounds of (case / baseline measured in the same round)\n");
             ratio(out, results, "direct1", "bare1", "tryAcquire / bare, 1 thread");
             ratio(out, results, "direct8", "bare8", "tryAcquire / bare, 8 threads");
             ratio(out, results, "batched8", "bare8", "batched / bare, 8 threads");
             ratio(out, results, "async8", "bare8", "batched async (16 per thread) / bare, 8 threads");
+            ratio(out, results, "async8x2", "bare8", "batched async, 2 in flight / bare, 8 threads");
+            ratio(out, results, "async8x3", "bare8", "batched async, 3 in flight / bare, 8 threads");
+            ratio(out, results, "async8x4", "bare8", "batched async, 4 in flight / bare, 8 threads");
             ratio(out, results, "batched8x2", "bare8", "batched (2 in flight) / bare, 8 threads");
             ratio(out, results, "near1", "trip1", "near-cache check / Redis round trip");
             System.out.print(out);
@@ -288,6 +337,9 @@ class QuotaBenchmark {
             direct.close();
             batched.close();
             batchedAsync.close();
+            batchedAsync2.close();
+            batchedAsync3.close();
+            batchedAsync4.close();
             batched2.close();
             dryIssuer.close();
             dryIssuer.ledger().close();
@@ -304,6 +356,19 @@ class QuotaBenchmark {
                 own.close();
             }
         }
+    }
+
+    /** Each thread keeps up to 16 acquires of {@code issuer} in flight (waits for the oldest). */
+    static Op asyncWindow(PermitIssuer issuer) {
+        ThreadLocal<java.util.ArrayDeque<java.util.concurrent.CompletableFuture<Optional<Permit>>>> windows =
+                ThreadLocal.withInitial(java.util.ArrayDeque::new);
+        return (thread, i) -> {
+            var window = windows.get();
+            window.add(issuer.tryAcquireAsync(1));
+            if (window.size() >= 16) {
+                window.poll().join().orElseThrow();
+            }
+        };
     }
 
     record Case(String id, String name, Op op, int threads) {}
