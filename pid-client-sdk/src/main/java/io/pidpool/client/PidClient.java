@@ -438,8 +438,8 @@ public interface PidClient extends AutoCloseable {
          * Batched quota mode (default {@code false}): concurrent {@link PidClient#tryAcquire} and {@link
          * PidClient#tryAcquireAsync} calls are queued and sent together, up to 128 deductions in one
          * Redis round trip (one run of the batch script; on Redis Cluster one per shard, pipelined).
-         * While a batch is on the wire the next one accumulates; an acquire on an idle client goes out at
-         * once. Each deduction is still an atomic check + deduct with its own usage event, and the lease
+         * Up to 3 batches are on the wire at once and the next one accumulates meanwhile; an acquire on
+         * an idle client goes out at once. Each deduction is still an atomic check + deduct with its own usage event, and the lease
          * check is the same.
          *
          * <p>What it trades: much higher permit throughput under many concurrent callers (docs/

@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
  */
 final class QuotaWiring {
     private static final Logger log = LoggerFactory.getLogger(QuotaWiring.class);
+    /** Batches on the wire at once in batched mode. */
+    static final int BATCHES_IN_FLIGHT = 3;
+
     /** Acquires per round trip in batched mode ({@code PidClient.Builder#batchedPermits}). */
     static final int BATCH_SIZE = 128;
 
@@ -105,7 +108,8 @@ final class QuotaWiring {
                     .ids(source::nextId)
                     .ticker(settings.ticker());
             if (settings.batchedPermits()) {
-                issuerBuilder.batching(BATCH_SIZE);
+                // 3 batches on the wire keep Redis busy under many async acquires (docs/benchmarks-quota.md)
+                issuerBuilder.batching(BATCH_SIZE).maxInFlight(BATCHES_IN_FLIGHT);
             }
             PermitIssuer issuer = issuerBuilder.build();
             log.info("Quota ledger ready: {} on {}, {}", ledger, redisAddressForLog(settings), ids);

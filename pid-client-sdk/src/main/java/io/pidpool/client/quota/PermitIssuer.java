@@ -109,7 +109,8 @@ public final class PermitIssuer implements AutoCloseable {
         this.settleNanos = b.settleDelay.toNanos();
         this.maxUncertain = b.maxUncertain;
         this.batcher = b.maxBatch > 0
-                ? new PermitBatcher(this, b.maxBatch, b.flushers, b.queueCapacity, b.requestTimeout, ledger.clientId())
+                ? new PermitBatcher(
+                        this, b.maxBatch, b.maxInFlight, b.queueCapacity, b.requestTimeout, ledger.clientId())
                 : null;
     }
 
@@ -451,7 +452,7 @@ public final class PermitIssuer implements AutoCloseable {
         private Duration settleDelay = Duration.ofSeconds(5);
         private int maxUncertain = 100_000;
         private int maxBatch;
-        private int flushers = 1;
+        private int maxInFlight = 1;
         private int queueCapacity = 10_000;
         private Duration requestTimeout = Duration.ofSeconds(10);
 
@@ -540,14 +541,8 @@ public final class PermitIssuer implements AutoCloseable {
          */
         public Builder maxInFlight(int batches) {
             requireArgument(batches >= 1 && batches <= 16, "maxInFlight", "must be within 1..16, was %d", batches);
-            this.flushers = batches;
+            this.maxInFlight = batches;
             return this;
-        }
-
-        /** Former name of {@link #maxInFlight(int)} (there is one flusher thread now). */
-        @Deprecated
-        public Builder flushers(int flushers) {
-            return maxInFlight(flushers);
         }
 
         /** Batched mode: callers waiting beyond this get {@code UNAVAILABLE}; default 10 s. */
