@@ -7,42 +7,15 @@ import io.pidpool.it.client.ClientProcess;
 import io.pidpool.it.platform.PlatformLedger.End;
 import io.pidpool.it.platform.PlatformLedger.Login;
 import io.pidpool.it.zk.ZkProbe.Vanish;
-import io.pidpool.it.zk.ZooKeepers;
-import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * A client JVM dies (SIGKILL) or leaves (graceful close) while holding PIDs: its PIDs move to the
  * survivor, after the grace period for a crash and at once for a close, and never overlap.
  */
-class ClientCrashIT {
-    private static final List<String> PIDS = List.of("p1", "p2", "p3", "p4");
-    private static TestingServer zookeeper;
-    private FaultWorld world;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = ZooKeepers.standalone();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
+class ClientCrashIT extends SingleZooKeeperFaults {
 
     @Test
     void aKilledClientsPidsMoveOnlyAfterItsEphemeralNodeVanishedPlusGrace() {

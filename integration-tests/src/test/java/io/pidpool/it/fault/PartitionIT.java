@@ -9,42 +9,21 @@ import io.pidpool.it.platform.PlatformLedger.End;
 import io.pidpool.it.platform.PlatformLedger.Kind;
 import io.pidpool.it.platform.PlatformLedger.Login;
 import io.pidpool.it.zk.ZkProbe.Vanish;
-import io.pidpool.it.zk.ZooKeepers;
-import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * A client cut off from ZooKeeper by a black hole (no byte passes, nothing is closed) while it can
  * still reach the platform: it must log out before anyone else logs in with its PIDs.
  */
-class PartitionIT {
-    private static final List<String> PIDS = List.of("p1", "p2", "p3", "p4");
-    private static TestingServer zookeeper;
-    private FaultWorld world;
+class PartitionIT extends SingleZooKeeperFaults {
     private BlackHoleProxy proxy;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = ZooKeepers.standalone();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
 
     @AfterEach
     void tearDown() {
-        if (world != null) {
-            world.close();
-        }
+        closeWorld(); // before the proxy: the clients leave through it
         if (proxy != null) {
             proxy.close();
         }

@@ -12,16 +12,10 @@ import io.pidpool.it.platform.PlatformLedger.Event;
 import io.pidpool.it.platform.PlatformLedger.Kind;
 import io.pidpool.it.platform.PlatformLedger.Login;
 import io.pidpool.it.zk.ZkProbe.Vanish;
-import io.pidpool.it.zk.ZooKeepers;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,27 +23,7 @@ import org.junit.jupiter.api.Test;
  * noticed inside): shorter than T/3 nothing may move; longer than T the session expires and the PIDs
  * move, and once thawed the client must revoke before it uses or takes anything.
  */
-class ProcessPauseIT {
-    private static final List<String> PIDS = List.of("p1", "p2", "p3", "p4");
-    private static TestingServer zookeeper;
-    private FaultWorld world;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = ZooKeepers.standalone();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
+class ProcessPauseIT extends SingleZooKeeperFaults {
 
     @Test
     void aPauseShorterThanAThirdOfTMovesNothingAndTheClientKeepsItsPids() throws InterruptedException {

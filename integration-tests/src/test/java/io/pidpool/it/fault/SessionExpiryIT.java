@@ -8,15 +8,10 @@ import io.pidpool.it.client.ClientProcess;
 import io.pidpool.it.platform.PlatformLedger.End;
 import io.pidpool.it.platform.PlatformLedger.Login;
 import io.pidpool.it.zk.ZooKeepers;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,27 +19,7 @@ import org.junit.jupiter.api.Test;
  * the ephemeral node goes at once, the client must stop, come back as a new instance, and every PID
  * must be held again, never twice.
  */
-class SessionExpiryIT {
-    private static final List<String> PIDS = List.of("p1", "p2", "p3", "p4");
-    private static TestingServer zookeeper;
-    private FaultWorld world;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = ZooKeepers.standalone();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (world != null) {
-            world.close();
-        }
-    }
+class SessionExpiryIT extends SingleZooKeeperFaults {
 
     @Test
     void aSessionExpiredByTheServerRevokesReRegistersAndEveryPidIsHeldAgain() {

@@ -90,92 +90,92 @@ public record LeaderSettings(
     }
 
     public LeaderSettings withGrace(Duration value) {
-        return new LeaderSettings(
-                value,
-                logoutAllowance,
-                rebalanceDelay,
-                ackTimeout,
-                maxFailures,
-                retryBackoff,
-                cooldown,
-                reconcileInterval,
-                rescanInterval,
-                batchPollInterval,
-                maxOpsPerMulti,
-                maxInFlightMultis,
-                zkTimeout);
+        return edit(c -> c.grace = value);
     }
 
     public LeaderSettings withIntervals(Duration reconcile, Duration rescan, Duration batchPoll) {
-        return new LeaderSettings(
-                grace,
-                logoutAllowance,
-                rebalanceDelay,
-                ackTimeout,
-                maxFailures,
-                retryBackoff,
-                cooldown,
-                reconcile,
-                rescan,
-                batchPoll,
-                maxOpsPerMulti,
-                maxInFlightMultis,
-                zkTimeout);
+        return edit(c -> {
+            c.reconcileInterval = reconcile;
+            c.rescanInterval = rescan;
+            c.batchPollInterval = batchPoll;
+        });
     }
 
     public LeaderSettings withFailurePolicy(Duration ack, int failures, Duration backoff, Duration cool) {
-        return new LeaderSettings(
-                grace,
-                logoutAllowance,
-                rebalanceDelay,
-                ack,
-                failures,
-                backoff,
-                cool,
-                reconcileInterval,
-                rescanInterval,
-                batchPollInterval,
-                maxOpsPerMulti,
-                maxInFlightMultis,
-                zkTimeout);
+        return edit(c -> {
+            c.ackTimeout = ack;
+            c.maxFailures = failures;
+            c.retryBackoff = backoff;
+            c.cooldown = cool;
+        });
     }
 
     public LeaderSettings withMultiOps(int opsPerMulti, int inFlight) {
-        return new LeaderSettings(
-                grace,
-                logoutAllowance,
-                rebalanceDelay,
-                ackTimeout,
-                maxFailures,
-                retryBackoff,
-                cooldown,
-                reconcileInterval,
-                rescanInterval,
-                batchPollInterval,
-                opsPerMulti,
-                inFlight,
-                zkTimeout);
+        return edit(c -> {
+            c.maxOpsPerMulti = opsPerMulti;
+            c.maxInFlightMultis = inFlight;
+        });
     }
 
     /** The same with another {@link #cooldown()} (server.yml {@code advice.cooldownMs}). */
     public LeaderSettings withCooldown(Duration value) {
-        return withFailurePolicy(ackTimeout, maxFailures, retryBackoff, value);
+        return edit(c -> c.cooldown = value);
     }
 
     public LeaderSettings withRebalanceDelay(Duration value) {
+        return edit(c -> c.rebalanceDelay = value);
+    }
+
+    /** A copy with some fields changed; the canonical constructor validates the result. */
+    private LeaderSettings edit(java.util.function.Consumer<Draft> change) {
+        Draft d = new Draft(this);
+        change.accept(d);
         return new LeaderSettings(
-                grace,
-                logoutAllowance,
-                value,
-                ackTimeout,
-                maxFailures,
-                retryBackoff,
-                cooldown,
-                reconcileInterval,
-                rescanInterval,
-                batchPollInterval,
-                maxOpsPerMulti,
-                maxInFlightMultis,
-                zkTimeout);
+                d.grace,
+                d.logoutAllowance,
+                d.rebalanceDelay,
+                d.ackTimeout,
+                d.maxFailures,
+                d.retryBackoff,
+                d.cooldown,
+                d.reconcileInterval,
+                d.rescanInterval,
+                d.batchPollInterval,
+                d.maxOpsPerMulti,
+                d.maxInFlightMultis,
+                d.zkTimeout);
+    }
+
+    /** The mutable form of one settings value, only inside {@link #edit}. */
+    private static final class Draft {
+        Duration grace;
+        Duration logoutAllowance;
+        Duration rebalanceDelay;
+        Duration ackTimeout;
+        int maxFailures;
+        Duration retryBackoff;
+        Duration cooldown;
+        Duration reconcileInterval;
+        Duration rescanInterval;
+        Duration batchPollInterval;
+        int maxOpsPerMulti;
+        int maxInFlightMultis;
+        Duration zkTimeout;
+
+        Draft(LeaderSettings s) {
+            grace = s.grace;
+            logoutAllowance = s.logoutAllowance;
+            rebalanceDelay = s.rebalanceDelay;
+            ackTimeout = s.ackTimeout;
+            maxFailures = s.maxFailures;
+            retryBackoff = s.retryBackoff;
+            cooldown = s.cooldown;
+            reconcileInterval = s.reconcileInterval;
+            rescanInterval = s.rescanInterval;
+            batchPollInterval = s.batchPollInterval;
+            maxOpsPerMulti = s.maxOpsPerMulti;
+            maxInFlightMultis = s.maxInFlightMultis;
+            zkTimeout = s.zkTimeout;
+        }
     }
 }
