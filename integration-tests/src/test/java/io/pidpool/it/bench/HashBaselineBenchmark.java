@@ -33,11 +33,14 @@ public class HashBaselineBenchmark {
     }
 
     @Benchmark
-    public Map<String, Integer> hashAllPids() {
+    public Map<String, Integer> hashAllPids(PlannerBenchmark.CpuTime cpu) {
+        long start = PlannerBenchmark.THREADS.getCurrentThreadCpuTime();
         Map<String, Integer> index = new HashMap<>(pids.size() * 2);
         for (int i = 0; i < pids.size(); i++) {
             index.put(pids.get(i), i);
         }
+        cpu.cpuNanos += PlannerBenchmark.THREADS.getCurrentThreadCpuTime() - start;
+        cpu.calls++;
         return index;
     }
 }

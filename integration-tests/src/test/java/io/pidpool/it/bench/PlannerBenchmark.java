@@ -12,6 +12,8 @@ import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidState;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -22,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -31,6 +34,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.CommandLineOptions;
@@ -112,9 +116,33 @@ public class PlannerBenchmark {
         }
     }
 
+    /**
+     * The planning thread's CPU time, summed over a measurement iteration (JMH reports it next to the
+     * wall time). On the shared machine wall time includes preemption by other processes; the thread's
+     * CPU time does not (nor the GC threads' work, which {@code -prof gc}'s allocation figure stands for).
+     */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class CpuTime {
+        public long cpuNanos;
+        public long calls;
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            cpuNanos = 0;
+            calls = 0;
+        }
+    }
+
+    static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     @Benchmark
-    public Plan plan() {
-        return planner.plan(snapshot, state, NOW);
+    public Plan plan(CpuTime cpu) {
+        long start = THREADS.getCurrentThreadCpuTime();
+        Plan plan = planner.plan(snapshot, state, NOW);
+        cpu.cpuNanos += THREADS.getCurrentThreadCpuTime() - start;
+        cpu.calls++;
+        return plan;
     }
 
     /**
@@ -165,8 +193,9 @@ public class PlannerBenchmark {
     }
 
     /**
-     * Runs JMH with the given command line (default {@code -f 1 -wi 3 -i 5}) on this class and prints
-     * every case as a multiple of the hash baseline of the same parameters.
+     * Runs JMH with the given command line (default {@code -f 1 -wi 3 -i 5 -w 1s -r 1s}; {@code -prof gc}
+     * is always added) on this class and prints every case as a multiple of the hash baseline: wall
+     * time, the planning thread's CPU time per call, and the bytes allocated per call.
      */
     public static void main(String[] args) throws Exception {
         // JMH keeps its lock file in java.io.tmpdir, which the bench profile points into target/
@@ -174,36 +203,68 @@ public class PlannerBenchmark {
         String[] jmhArgs =
                 args.length == 0 ? new String[] {"-f", "1", "-wi", "3", "-i", "5", "-w", "1s", "-r", "1s"} : args;
         List<String> withInclude = new ArrayList<>(List.of(jmhArgs));
+        if (!withInclude.contains("gc")) {
+            withInclude.addAll(List.of("-prof", "gc"));
+        }
         withInclude.add(PlannerBenchmark.class.getName() + ".plan$");
         withInclude.add(HashBaselineBenchmark.class.getName());
         Collection<RunResult> results = new Runner(new CommandLineOptions(withInclude.toArray(String[]::new))).run();
-        double base = Double.NaN;
+        RunResult base = null;
         Map<String, RunResult> byKey = new TreeMap<>();
         for (RunResult r : results) {
             if (r.getParams().getBenchmark().startsWith(HashBaselineBenchmark.class.getName())) {
-                base = r.getPrimaryResult().getScore();
+                base = r;
             } else {
                 byKey.put(
                         r.getParams().getParam("modules") + "/" + r.getParams().getParam("scenario"), r);
             }
         }
+        double baseWall = base == null ? Double.NaN : base.getPrimaryResult().getScore();
+        double baseCpu = base == null ? Double.NaN : cpuMs(base);
         System.out.println();
-        System.out.println(
-                "| modules | scenario | plan ms/op (avg) | ± error | hash baseline ms | ratio | target 50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|");
+        System.out.println(String.format(
+                Locale.ROOT,
+                "hash baseline: %.2f ms/op wall (± %.2f), %.2f ms CPU per call, %.1f MB/op allocated",
+                baseWall,
+                base == null ? Double.NaN : base.getPrimaryResult().getScoreError(),
+                baseCpu,
+                allocatedMb(base)));
+        System.out.println("| modules | scenario | wall ms/op (± error) | CPU ms/call | alloc MB/op | wall ratio to"
+                + " baseline | CPU ratio to baseline | target 50 ms (wall) |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
         for (var e : byKey.entrySet()) {
-            var primary = e.getValue().getPrimaryResult();
+            RunResult r = e.getValue();
+            var primary = r.getPrimaryResult();
+            double cpuMs = cpuMs(r);
             String[] key = e.getKey().split("/");
             System.out.println(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %.2f | %.2f | %.2f | %.1f× | %s |",
+                    "| %s | %s | %.2f (± %.2f) | %.2f | %.1f | %.2f× | %.2f× | %s |",
                     key[0],
                     key[1],
                     primary.getScore(),
                     primary.getScoreError(),
-                    base,
-                    primary.getScore() / base,
+                    cpuMs,
+                    allocatedMb(r),
+                    primary.getScore() / baseWall,
+                    cpuMs / baseCpu,
                     primary.getScore() <= 50 ? "met" : "MISSED"));
         }
+    }
+
+    /** The planning thread's CPU time per call, from the {@link CpuTime} counters. */
+    private static double cpuMs(RunResult r) {
+        Map<String, Result> secondary = r.getSecondaryResults();
+        return score(secondary, "cpuNanos") / score(secondary, "calls") / 1e6;
+    }
+
+    private static double score(Map<String, Result> secondary, String name) {
+        Result result = secondary.get(name);
+        return result == null ? Double.NaN : result.getScore();
+    }
+
+    /** {@code -prof gc}'s normalized allocation, in MB per call. */
+    private static double allocatedMb(RunResult r) {
+        return r == null ? Double.NaN : score(r.getSecondaryResults(), "gc.alloc.rate.norm") / 1e6;
     }
 }

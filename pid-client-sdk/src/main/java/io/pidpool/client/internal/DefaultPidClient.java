@@ -12,8 +12,11 @@ import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -39,9 +42,14 @@ import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -80,6 +88,9 @@ public final class DefaultPidClient implements PidClient {
     private static final Duration REGISTER_RETRY = Duration.ofMillis(500);
     private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
     private static final int DEFAULT_CALLBACK_THREADS = 4;
+    /** Acknowledgements per multi-op: ~200 nodes of a few KB stay far below jute.maxbuffer. */
+    private static final int MAX_WRITES_PER_MULTI = 200;
+
     private static final AtomicInteger CLIENTS = new AtomicInteger();
 
     private enum Lifecycle {
@@ -99,7 +110,7 @@ public final class DefaultPidClient implements PidClient {
         // state thread
         volatile String pidsPath = "";
         CuratorCache instanceCache;
-        CuratorCache pidsCache;
+        PidsWatch pidsWatch;
 
         Session(long generation, long sessionId, Timing timing, InstanceId instance, String instancePath) {
             this.generation = generation;
@@ -114,9 +125,9 @@ public final class DefaultPidClient implements PidClient {
         }
 
         void closeCaches() {
-            if (pidsCache != null) {
-                pidsCache.close();
-                pidsCache = null;
+            if (pidsWatch != null) {
+                pidsWatch.close();
+                pidsWatch = null;
             }
             if (instanceCache != null) {
                 instanceCache.close();
@@ -141,6 +152,8 @@ public final class DefaultPidClient implements PidClient {
     private final CompletableFuture<Registration> firstRegistration = new CompletableFuture<>();
     /** Incremented whenever some thread closes the {@code granting} gate. */
     private final AtomicLong stops = new AtomicLong();
+    /** PID nodes read (each one getData), for tests: own acknowledgements must not be among them. */
+    private final AtomicLong nodesRead = new AtomicLong();
 
     private volatile boolean granting;
     private volatile Set<String> heldSnapshot = Set.of();
@@ -178,6 +191,8 @@ public final class DefaultPidClient implements PidClient {
     private boolean connected;
     private boolean registerScheduled;
     private int outstandingReads;
+    private final List<Action.Write> queuedWrites = new ArrayList<>();
+    private boolean flushPosted;
     private CompletableFuture<Void> drained;
     private ScheduledFuture<?> watchdogTask;
     private long watchdogPeriod;
@@ -219,6 +234,11 @@ public final class DefaultPidClient implements PidClient {
             this.callbacks = ownedCallbacks;
         }
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
+    }
+
+    /** PID nodes this client has read so far (tests). */
+    long nodesRead() {
+        return nodesRead.get();
     }
 
     /** A client for validated settings; used by {@link PidClient.Builder}. */
@@ -442,6 +462,9 @@ public final class DefaultPidClient implements PidClient {
             retire(s, String.format("the ZooKeeper client is on another session (0x%x)", sessionId));
             register();
         } else {
+            if (s.pidsWatch != null) {
+                s.pidsWatch.reconnected(); // notifications are not replayed across a disconnection
+            }
             try {
                 watchdog.execute(guarded(() -> heartbeat(ticker.read(), true))); // prove the lease again now
             } catch (RejectedExecutionException closing) {
@@ -674,32 +697,236 @@ public final class DefaultPidClient implements PidClient {
     }
 
     private void watchPids(Session s) {
-        String root = s.pidsPath;
-        CuratorCache cache = CuratorCache.build(curator, root);
-        cache.listenable()
-                .addListener(CuratorCacheListener.builder()
-                        .forCreatesAndChanges((before, data) -> {
-                            if (isPidNode(root, data.getPath())) {
-                                post(() -> onPidData(s.generation, data));
-                            }
-                        })
-                        .forDeletes(data -> {
-                            if (isPidNode(root, data.getPath())) {
-                                post(() -> apply(tracker.onNodeDeleted(s.generation, name(data.getPath()))));
-                            }
-                        })
-                        .build());
-        s.pidsCache = cache;
-        cache.start();
+        s.pidsWatch = new PidsWatch(s);
+        s.pidsWatch.start();
     }
 
-    private void onPidData(long generation, ChildData data) {
-        Stat stat = data.getStat();
-        if (stat == null) {
-            return;
+    /** State thread: a write of this PID settled; a notification that waited for it is decided now. */
+    private void readIfNotCovered(long generation, String pid) {
+        Session s = current;
+        if (s != null && s.generation == generation && s.pidsWatch != null) {
+            s.pidsWatch.writeSettled(pid);
         }
-        apply(tracker.onNode(
-                NodeView.read(generation, data.getPath(), data.getData(), stat.getVersion(), stat.getMzxid())));
+    }
+
+    /**
+     * The session's PID nodes, followed with one persistent recursive watch on its pids node (not
+     * Curator's {@code CuratorCache}, which reads every notified node again, the client's own
+     * acknowledgements included).
+     *
+     * <ul>
+     *   <li>a notification whose zxid the tracker already covers (our own acknowledgement: its reply
+     *       carried the node's new mzxid) is not read;
+     *   <li>ZooKeeper sends a notification before the reply of the write that caused it, so a
+     *       notification about a PID whose write is still in flight is decided when that write
+     *       settles;
+     *   <li>the others are read together, {@value #MAX_WRITES_PER_MULTI} {@code getData} per read
+     *       multi-op, once the tasks already queued on the state thread have run;
+     *   <li>a deletion needs no read; after a reconnection (notifications are not replayed) the
+     *       children are listed and every node read again.
+     * </ul>
+     *
+     * <p>Concurrency: ZooKeeper's event thread only posts to the state thread, which owns the rest.
+     */
+    private final class PidsWatch implements Watcher {
+        final Session s;
+        final String root;
+        final String absoluteRoot;
+        volatile boolean closed;
+        // state thread
+        final Map<String, Long> noticed = new java.util.LinkedHashMap<>();
+        final Map<String, Long> awaitingWrite = new HashMap<>();
+        boolean readPosted;
+        boolean watching;
+
+        PidsWatch(Session s) {
+            this.s = s;
+            this.root = s.pidsPath;
+            this.absoluteRoot = "/" + settings.layout().namespace() + root;
+        }
+
+        void start() {
+            try {
+                curator.getZookeeperClient()
+                        .getZooKeeper()
+                        .addWatch(
+                                absoluteRoot,
+                                this,
+                                AddWatchMode.PERSISTENT_RECURSIVE,
+                                (rc, path, ctx) -> {
+                                    if (rc == Code.OK.intValue()) {
+                                        post(() -> {
+                                            watching = true;
+                                            rescan();
+                                        });
+                                    } else {
+                                        log.warn(
+                                                "Could not watch {} ({}); trying again on reconnection",
+                                                root,
+                                                Code.get(rc));
+                                    }
+                                },
+                                null);
+            } catch (Exception e) {
+                log.warn("Could not watch {} ({}); trying again on reconnection", root, e.toString());
+            }
+        }
+
+        /** State thread: the same session is connected again. */
+        void reconnected() {
+            if (watching) {
+                rescan(); // the watch is back (the ZooKeeper client re-adds it), missed notifications are not
+            } else {
+                start();
+            }
+        }
+
+        /** ZooKeeper event thread. */
+        @Override
+        public void process(WatchedEvent event) {
+            String path = event.getPath();
+            if (closed || path == null || !path.startsWith(absoluteRoot)) {
+                return;
+            }
+            String relative = root + path.substring(absoluteRoot.length());
+            if (!isPidNode(root, relative)) {
+                return;
+            }
+            String pid = name(relative);
+            long zxid = event.getZxid();
+            switch (event.getType()) {
+                case NodeCreated, NodeDataChanged -> post(() -> notice(pid, zxid));
+                case NodeDeleted ->
+                    post(() -> {
+                        noticed.remove(pid);
+                        apply(tracker.onNodeDeleted(s.generation, pid));
+                    });
+                default -> {}
+            }
+        }
+
+        private void notice(String pid, long zxid) {
+            if (closed) {
+                return;
+            }
+            noticed.merge(pid, zxid, Math::max);
+            if (!readPosted) {
+                readPosted = true;
+                post(this::readNoticed);
+            }
+        }
+
+        private void readNoticed() {
+            readPosted = false;
+            List<String> due = new ArrayList<>();
+            noticed.forEach((pid, zxid) -> {
+                if (zxid > 0 && tracker.covers(pid, zxid)) {
+                    return; // seen, or written by us
+                }
+                if (zxid > 0 && tracker.writing(pid)) {
+                    awaitingWrite.merge(pid, zxid, Math::max);
+                } else {
+                    due.add(pid);
+                }
+            });
+            noticed.clear();
+            read(due);
+        }
+
+        void writeSettled(String pid) {
+            Long zxid = awaitingWrite.remove(pid);
+            if (zxid != null) {
+                notice(pid, zxid);
+            }
+        }
+
+        /** State thread: after (re)connecting: list the children, forget the gone, read the rest. */
+        void rescan() {
+            if (closed) {
+                return;
+            }
+            outstandingReads++;
+            try {
+                curator.getZookeeperClient()
+                        .getZooKeeper()
+                        .getChildren(
+                                absoluteRoot,
+                                false,
+                                (rc, path, ctx, children) -> post(() -> {
+                                    outstandingReads--;
+                                    if (closed) {
+                                        apply(List.of());
+                                        return;
+                                    }
+                                    if (rc == Code.OK.intValue()) {
+                                        java.util.Set<String> present = new HashSet<>(children);
+                                        for (String pid : tracker.observed()) {
+                                            if (!present.contains(pid)) {
+                                                apply(tracker.onNodeDeleted(s.generation, pid));
+                                            }
+                                        }
+                                        read(children);
+                                    } else {
+                                        log.debug(
+                                                "Listing {} failed ({}); the next reconnection lists again",
+                                                root,
+                                                Code.get(rc));
+                                    }
+                                    apply(List.of());
+                                }),
+                                null);
+            } catch (Exception e) {
+                outstandingReads--;
+                log.warn("Could not list {}: {}", root, e.toString());
+            }
+        }
+
+        private void read(List<String> pids) {
+            for (int from = 0; from < pids.size() && !closed; from += MAX_WRITES_PER_MULTI) {
+                List<String> batch =
+                        List.copyOf(pids.subList(from, Math.min(pids.size(), from + MAX_WRITES_PER_MULTI)));
+                List<Op> ops = new ArrayList<>(batch.size());
+                batch.forEach(pid -> ops.add(Op.getData(absoluteRoot + "/" + pid)));
+                outstandingReads++;
+                nodesRead.addAndGet(batch.size());
+                try {
+                    curator.getZookeeperClient()
+                            .getZooKeeper()
+                            .multi(ops, (rc, path, ctx, results) -> post(() -> onRead(batch, results)), null);
+                } catch (Exception e) {
+                    outstandingReads--;
+                    log.warn("Could not read {} PID nodes: {}", batch.size(), e.toString());
+                }
+            }
+        }
+
+        private void onRead(List<String> batch, List<OpResult> results) {
+            outstandingReads--;
+            for (int i = 0; results != null && i < results.size() && i < batch.size() && !closed; i++) {
+                String path = root + "/" + batch.get(i);
+                if (results.get(i) instanceof OpResult.GetDataResult got) {
+                    Stat stat = got.getStat();
+                    apply(tracker.onNode(
+                            NodeView.read(s.generation, path, got.getData(), stat.getVersion(), stat.getMzxid())));
+                } else if (results.get(i) instanceof OpResult.ErrorResult error
+                        && error.getErr() == Code.NONODE.intValue()) {
+                    apply(tracker.onNodeDeleted(s.generation, batch.get(i)));
+                }
+            }
+            // a failed read (connection loss) is repeated by the rescan after reconnecting
+            apply(List.of());
+        }
+
+        void close() {
+            closed = true;
+            try {
+                curator.getZookeeperClient()
+                        .getZooKeeper()
+                        .removeWatches(absoluteRoot, this, Watcher.WatcherType.Any, true, (rc, p, ctx) -> {}, null);
+            } catch (Exception e) {
+                log.debug("Could not remove the watch on {}: {}", root, e.toString());
+            }
+        }
     }
 
     private static boolean isPidNode(String root, String path) {
@@ -731,7 +958,7 @@ public final class DefaultPidClient implements PidClient {
             } else if (a instanceof Action.Revoke x) {
                 dispatch(x.pid(), true, () -> invoker.revoke(x.account(), x.why()));
             } else if (a instanceof Action.Write x) {
-                write(x);
+                queueWrite(x);
             }
         }
         publishHeld();
@@ -765,18 +992,56 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
-    private void write(Action.Write w) {
+    /**
+     * State thread: writes are not sent one by one but collected until the tasks already queued on the
+     * state thread have run (no timer, no added delay), then sent together: acknowledgements that
+     * became due together travel in one multi-op (one request, one transaction).
+     */
+    private void queueWrite(Action.Write w) {
+        queuedWrites.add(w);
+        if (!flushPosted) {
+            flushPosted = true;
+            post(this::flushWrites);
+        }
+    }
+
+    private void flushWrites() {
+        flushPosted = false;
+        List<Action.Write> due = new ArrayList<>(queuedWrites);
+        queuedWrites.clear();
+        for (int from = 0; from < due.size(); from += MAX_WRITES_PER_MULTI) {
+            send(due.subList(from, Math.min(due.size(), from + MAX_WRITES_PER_MULTI)));
+        }
+    }
+
+    /** State thread: one write alone, several in a multi-op of versioned setData. */
+    private void send(List<Action.Write> writes) {
         Session s = current;
-        if (s == null || s.generation != w.generation()) {
-            post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+        List<Action.Write> valid = new ArrayList<>();
+        for (Action.Write w : writes) {
+            if (s == null || s.generation != w.generation()) {
+                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+            } else {
+                valid.add(w);
+            }
+        }
+        if (valid.isEmpty()) {
             return;
         }
-        long sessionId = s.sessionId;
+        if (valid.size() == 1) {
+            write(valid.get(0), s.sessionId);
+        } else {
+            writeTogether(valid, s.sessionId);
+        }
+    }
+
+    private void write(Action.Write w, long sessionId) {
         long sentAt = ticker.read();
         try {
             curator.setData()
                     .withVersion(w.expectedVersion())
-                    .inBackground((client, event) -> onWriteResult(w, sessionId, sentAt, event))
+                    .inBackground((client, event) ->
+                            onWriteResult(w, sessionId, sentAt, Code.get(event.getResultCode()), event.getStat()))
                     .forPath(w.path(), w.node().encode());
         } catch (Exception e) {
             log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), e.toString());
@@ -784,16 +1049,76 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
+    /**
+     * A multi-op is all or nothing: if one node changed meanwhile (BADVERSION) or vanished (NONODE),
+     * none is written. ZooKeeper names the first failing operation only (it does not evaluate the
+     * rest); that write gets its own outcome, the others are sent again — each round settles at least
+     * one write, so this terminates.
+     */
+    private void writeTogether(List<Action.Write> writes, long sessionId) {
+        long sentAt = ticker.read();
+        String prefix = "/" + settings.layout().namespace();
+        List<Op> ops = new ArrayList<>(writes.size());
+        for (Action.Write w : writes) {
+            ops.add(Op.setData(prefix + w.path(), w.node().encode(), w.expectedVersion()));
+        }
+        try {
+            curator.getZookeeperClient()
+                    .getZooKeeper()
+                    .multi(
+                            ops,
+                            (rc, path, ctx, results) -> onWritesResult(writes, sessionId, sentAt, rc, results),
+                            null);
+        } catch (Exception e) {
+            log.warn("Could not write {} acknowledgements: {}", writes.size(), e.toString());
+            post(() -> writes.forEach(w -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null))));
+        }
+    }
+
     /** ZooKeeper event thread. */
-    private void onWriteResult(Action.Write w, long sessionId, long sentAt, CuratorEvent event) {
-        Code code = Code.get(event.getResultCode());
+    private void onWritesResult(
+            List<Action.Write> writes, long sessionId, long sentAt, int rc, List<OpResult> results) {
+        if (rc == Code.OK.intValue() && results != null && results.size() == writes.size()) {
+            for (int i = 0; i < writes.size(); i++) {
+                Stat stat = ((OpResult.SetDataResult) results.get(i)).getStat();
+                onWriteResult(writes.get(i), sessionId, sentAt, Code.OK, stat);
+            }
+            return;
+        }
+        int failed = -1;
+        for (int i = 0; results != null && i < results.size() && i < writes.size(); i++) {
+            if (results.get(i) instanceof OpResult.ErrorResult error
+                    && error.getErr() != Code.OK.intValue()
+                    && error.getErr() != Code.RUNTIMEINCONSISTENCY.intValue()) {
+                failed = i;
+                break;
+            }
+        }
+        if (failed < 0) {
+            // no answer about single writes (connection loss, timeout): every outcome is unknown
+            writes.forEach(w -> onWriteResult(w, sessionId, sentAt, Code.get(rc), null));
+            return;
+        }
+        Action.Write refused = writes.get(failed);
+        onWriteResult(refused, sessionId, sentAt, Code.get(rc), null);
+        List<Action.Write> rest = new ArrayList<>(writes);
+        rest.remove(failed);
+        if (!rest.isEmpty()) {
+            post(() -> send(rest));
+        }
+    }
+
+    /** ZooKeeper event thread. */
+    private void onWriteResult(Action.Write w, long sessionId, long sentAt, Code code, Stat stat) {
         switch (code) {
             case OK -> {
                 onReply(sessionId, sentAt);
-                Stat stat = event.getStat();
                 NodeView written = NodeView.of(w.generation(), w.path(), w.node(), stat.getVersion(), stat.getMzxid());
                 log.debug("Wrote {} into {}", w.node().state(), w.path());
-                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written)));
+                post(() -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
             }
             case BADVERSION -> {
                 onReply(sessionId, sentAt);
@@ -801,15 +1126,22 @@ public final class DefaultPidClient implements PidClient {
                 post(() -> {
                     apply(tracker.onWriteDone(w, PidTracker.WriteResult.BAD_VERSION, null));
                     reread(w.generation(), w.path());
+                    readIfNotCovered(w.generation(), w.pid());
                 });
             }
             case NONODE -> {
                 onReply(sessionId, sentAt);
-                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null)));
+                post(() -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
             }
             default -> {
                 log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), code);
-                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+                post(() -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
             }
         }
     }
@@ -817,6 +1149,7 @@ public final class DefaultPidClient implements PidClient {
     /** State thread: fetch a node again after our versioned write was refused. */
     private void reread(long generation, String path) {
         outstandingReads++;
+        nodesRead.incrementAndGet();
         try {
             curator.getData()
                     .inBackground((client, event) -> post(() -> onReread(generation, path, event)))

@@ -172,6 +172,32 @@ final class PidTracker {
         return reconcileAll();
     }
 
+    /**
+     * Whether this session has observed (read or written) the node of {@code pid} at transaction
+     * {@code zxid} or later: a notification of that transaction then needs no read.
+     */
+    boolean covers(String pid, long zxid) {
+        Entry e = entries.get(pid);
+        return e != null && e.latest != null && zxid <= e.lastMzxid;
+    }
+
+    /** Whether a write of this PID's node is queued or in flight. */
+    boolean writing(String pid) {
+        Entry e = entries.get(pid);
+        return e != null && e.pendingWrite != null;
+    }
+
+    /** PIDs whose node this session believes exists. */
+    List<String> observed() {
+        List<String> pids = new ArrayList<>();
+        entries.forEach((pid, e) -> {
+            if (e.latest != null) {
+                pids.add(pid);
+            }
+        });
+        return pids;
+    }
+
     /** A node was created or changed (or re-read). Older observations than one already seen are dropped. */
     List<Action> onNode(NodeView view) {
         if (view.generation() != generation) {

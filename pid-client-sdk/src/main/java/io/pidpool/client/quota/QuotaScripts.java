@@ -155,13 +155,7 @@ final class QuotaScripts {
                 RBatch batch = redisson.createBatch(BatchOptions.defaults());
                 RScriptAsync s = batch.getScript(StringCodec.INSTANCE);
                 for (Call c : calls) {
-                    RFuture<Object> ignored = s.evalShaAsync(
-                            (String) c.keys().get(0),
-                            RScript.Mode.READ_WRITE,
-                            c.script().sha,
-                            RScript.ReturnType.MULTI,
-                            c.keys(),
-                            c.args());
+                    RFuture<Object> ignored = evalSha(s, c);
                 }
                 BatchResult<?> result = batch.execute();
                 @SuppressWarnings("unchecked")
@@ -198,28 +192,26 @@ final class QuotaScripts {
         });
     }
 
+    /** One EVALSHA of {@code c} (routed by its first key), alone or queued in a batch. */
+    private static RFuture<Object> evalSha(RScriptAsync s, Call c) {
+        return s.evalShaAsync(
+                (String) c.keys().get(0),
+                RScript.Mode.READ_WRITE,
+                c.script().sha,
+                RScript.ReturnType.MULTI,
+                c.keys(),
+                c.args());
+    }
+
     private CompletableFuture<List<Object>> sendAsync(List<Call> calls) {
         if (calls.size() == 1) {
             Call c = calls.get(0);
-            RFuture<Object> reply = script.evalShaAsync(
-                    (String) c.keys().get(0),
-                    RScript.Mode.READ_WRITE,
-                    c.script().sha,
-                    RScript.ReturnType.MULTI,
-                    c.keys(),
-                    c.args());
-            return reply.toCompletableFuture().thenApply(List::of);
+            return evalSha(script, c).toCompletableFuture().thenApply(List::of);
         }
         RBatch batch = redisson.createBatch(BatchOptions.defaults());
         RScriptAsync s = batch.getScript(StringCodec.INSTANCE);
         for (Call c : calls) {
-            RFuture<Object> ignored = s.evalShaAsync(
-                    (String) c.keys().get(0),
-                    RScript.Mode.READ_WRITE,
-                    c.script().sha,
-                    RScript.ReturnType.MULTI,
-                    c.keys(),
-                    c.args());
+            RFuture<Object> ignored = evalSha(s, c);
         }
         return batch.executeAsync().toCompletableFuture().thenApply(r -> {
             @SuppressWarnings("unchecked")

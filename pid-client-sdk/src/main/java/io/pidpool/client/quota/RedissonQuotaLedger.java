@@ -195,48 +195,65 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         return new DeductBatch(requests, groups, calls.size() == 1, scripts.runBatchAsync(calls));
     }
 
-    private record PidMonth(String pid, QuotaMonth month) {}
-
-    /** One run of the batch script for these shard groups (KEYS and ARGV as deduct_batch.lua says). */
+    /**
+     * One run of the batch script for these shard groups (KEYS and ARGV as deduct_batch.lua says):
+     * each month hash of a group ("usage": a PID in a month) is named once with its PID and month, and
+     * each deduction refers to it by number, so Redis parses three short arguments per deduction.
+     */
     private Call batchCall(
             List<DeductRequest> requests, Collection<Map.Entry<Integer, List<Integer>>> groups, String incarnation) {
         int n = 0;
         for (var g : groups) {
             n += g.getValue().size();
         }
-        List<Object> k = new ArrayList<>(3 * groups.size() + 2 * n);
-        Object[] args = new Object[4 + groups.size() + 4 * n];
-        // a batch names few PIDs and months, usually many times each: build each key once per call
-        Map<PidMonth, String> usageKeys = new java.util.HashMap<>();
-        args[0] = clientId;
-        args[1] = incarnation;
-        args[3] = Integer.toString(groups.size());
+        List<Object> k = new ArrayList<>(3 * groups.size() + 8);
+        List<Object> args = new ArrayList<>(4 + 2 * groups.size() + 3 * n + 8);
+        args.add(clientId);
+        args.add(incarnation);
+        args.add(null); // expireAt, set below
+        args.add(Integer.toString(groups.size()));
         // one expiry for the whole call: the latest month's (a batch normally has one month)
         QuotaMonth latest = null;
-        int a = 4;
         for (var g : groups) {
             int shard = g.getKey();
             k.add(keys.pids(shard));
             k.add(keys.events(shard));
             k.add(keys.sequences(shard));
-            args[a++] = Integer.toString(g.getValue().size());
-            Map<QuotaMonth, String> indexKeys = new java.util.HashMap<>(); // per shard
+            int counts = args.size();
+            args.add(null); // usage count
+            args.add(Integer.toString(g.getValue().size()));
+            // usage number (1-based) of each PID and month in this group, in order of first use
+            Map<String, Map<QuotaMonth, String>> usageNo = new java.util.HashMap<>();
+            List<String> refs = new ArrayList<>(g.getValue().size());
+            int usages = 0;
             for (int i : g.getValue()) {
                 DeductRequest r = requests.get(i);
-                String monthKey = r.month().key();
-                k.add(usageKeys.computeIfAbsent(new PidMonth(r.pid(), r.month()), x -> keys.usage(x.pid(), x.month())));
-                k.add(indexKeys.computeIfAbsent(r.month(), m -> keys.deductionIndex(shard, m)));
-                args[a++] = r.pid();
-                args[a++] = monthKey;
-                args[a++] = r.deductionId();
-                args[a++] = Long.toString(r.amount());
+                Map<QuotaMonth, String> byMonth = usageNo.computeIfAbsent(r.pid(), p -> new java.util.HashMap<>(2));
+                String no = byMonth.get(r.month());
+                if (no == null) {
+                    no = Integer.toString(++usages);
+                    byMonth.put(r.month(), no);
+                    k.add(keys.usage(r.pid(), r.month()));
+                    k.add(keys.deductionIndex(shard, r.month()));
+                    args.add(r.pid());
+                    args.add(r.month().key());
+                }
+                refs.add(no);
                 if (latest == null || r.month().compareTo(latest) > 0) {
                     latest = r.month();
                 }
             }
+            args.set(counts, Integer.toString(usages));
+            int j = 0;
+            for (int i : g.getValue()) {
+                DeductRequest r = requests.get(i);
+                args.add(refs.get(j++));
+                args.add(r.deductionId());
+                args.add(Long.toString(r.amount()));
+            }
         }
-        args[2] = expireAt(latest);
-        return new Call(Script.DEDUCT_BATCH, k, args);
+        args.set(2, expireAt(latest));
+        return new Call(Script.DEDUCT_BATCH, k, args.toArray());
     }
 
     /** Deductions sent by {@link #sendDeductAll}; decode once the replies are in. */

@@ -7,7 +7,8 @@ import java.time.Instant;
  * One change of the quota ledger as the shard's stream records it: appended by the same script that
  * made the change, so it exists if and only if the change happened.
  *
- * @param offset the stream entry id ({@code <ms>-<n>}), the position to read on from
+ * @param offset the stream entry id ({@code <ms>-<n>}), the position to read on from; the deductions of
+ *     one batch script run in a shard share one entry, so several events may have the same offset
  * @param shard the shard whose stream holds it
  * @param kind deduction, refund or reset
  * @param deductionId the deduction (empty for a reset)

@@ -35,6 +35,8 @@ public final class UsageEventLog {
     private static final Pattern OFFSET = Pattern.compile("\\d{1,20}-\\d{1,20}");
     public static final String START = "0-0";
     public static final int MAX_READ = 10_000;
+    /** Kind of the stream entry that carries every deduction of one batch script run in a shard. */
+    private static final String BATCH = "B";
 
     private final QuotaKeys keys;
     private final QuotaScripts scripts;
@@ -55,7 +57,13 @@ public final class UsageEventLog {
         return keys;
     }
 
-    /** Up to {@code max} events of {@code shard} after {@code afterOffset} ({@link #START} for all), oldest first. */
+    /**
+     * The events of up to {@code max} stream entries of {@code shard} after {@code afterOffset} ({@link
+     * #START} for all), oldest first. An entry is one event, except the entry of a batch of deductions
+     * (the batch script writes one entry per shard and round trip), which is expanded into one event
+     * per deduction, all with the entry's offset; so a read may return more than {@code max} events,
+     * and a consumer that acknowledges the offset of the last event returned has all of every entry.
+     */
     public List<UsageEvent> read(int shard, String afterOffset, int max) {
         keys.requireShard(shard);
         requireOffset(afterOffset, "afterOffset");
@@ -64,7 +72,7 @@ public final class UsageEventLog {
                 scripts.run(Script.EVENTS_READ, List.of(keys.events(shard)), afterOffset, Integer.toString(max));
         List<UsageEvent> events = new ArrayList<>(reply.size());
         for (Object entry : reply) {
-            events.add(decode(shard, (List<?>) entry));
+            decode(shard, (List<?>) entry, events);
         }
         return events;
     }
@@ -155,7 +163,8 @@ public final class UsageEventLog {
                 .toList();
     }
 
-    private static UsageEvent decode(int shard, List<?> entry) {
+    /** Adds the event(s) of one stream entry to {@code out}. */
+    private static void decode(int shard, List<?> entry, List<UsageEvent> out) {
         String offset = (String) entry.get(0);
         List<?> fields = (List<?>) entry.get(1);
         Map<String, String> f = new HashMap<>(fields.size());
@@ -163,7 +172,11 @@ public final class UsageEventLog {
             f.put((String) fields.get(i), (String) fields.get(i + 1));
         }
         try {
-            return new UsageEvent(
+            if (BATCH.equals(f.get("k"))) {
+                decodeBatch(shard, offset, f, out);
+                return;
+            }
+            out.add(new UsageEvent(
                     offset,
                     shard,
                     UsageEvent.Kind.of(f.get("k")),
@@ -176,10 +189,58 @@ public final class UsageEventLog {
                     Long.parseLong(f.get("l")),
                     f.get("c"),
                     Long.parseLong(f.get("q")),
-                    f.get("i"));
+                    f.get("i")));
         } catch (RuntimeException e) {
             throw PidPoolException.illegalState("malformed usage event %s in shard %d: %s", offset, shard, f);
         }
+    }
+
+    /**
+     * A batch entry ({@code deduct_batch.lua}): {@code c} client, {@code i} incarnation, {@code q} the
+     * first sequence number, {@code e} one line per deduction, {@code
+     * pid|month|deductionId|amount|usedAfter|limit}, numbered {@code q, q+1, ...} in line order.
+     */
+    private static void decodeBatch(int shard, String offset, Map<String, String> f, List<UsageEvent> out) {
+        String client = f.get("c");
+        String incarnation = f.get("i");
+        long seq = Long.parseLong(f.get("q"));
+        String lines = f.get("e");
+        List<UsageEvent> events = new ArrayList<>();
+        QuotaMonth month = null;
+        String monthKey = null;
+        int start = 0;
+        int end = lines.length();
+        while (start < end) {
+            int nl = lines.indexOf('\n', start);
+            int stop = nl < 0 ? end : nl;
+            String[] v = lines.substring(start, stop).split("\\|", -1);
+            if (v.length != 6) {
+                throw new IllegalArgumentException("batch line with " + v.length + " fields");
+            }
+            if (!v[1].equals(monthKey)) {
+                month = QuotaMonth.parse(v[1]);
+                monthKey = v[1];
+            }
+            events.add(new UsageEvent(
+                    offset,
+                    shard,
+                    UsageEvent.Kind.DEDUCTION,
+                    v[0],
+                    month,
+                    v[2],
+                    "",
+                    Long.parseLong(v[3]),
+                    Long.parseLong(v[4]),
+                    Long.parseLong(v[5]),
+                    client,
+                    seq++,
+                    incarnation));
+            start = stop + 1;
+        }
+        if (events.isEmpty() || client == null || incarnation == null) {
+            throw new IllegalArgumentException("empty batch entry");
+        }
+        out.addAll(events);
     }
 
     private static void requireOffset(String offset, String field) {

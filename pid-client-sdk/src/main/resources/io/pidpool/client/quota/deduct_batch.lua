@@ -2,111 +2,165 @@
 -- On Redis Cluster a call holds one group (all its keys share the shard's hash tag); on a single
 -- Redis (or a master with replicas) one call holds every group of a batch: one script run per round
 -- trip instead of one per shard.
--- Within a group each deduction is decided exactly as deduct() would, in order; the group's writes
--- are then grouped: one HSET per touched usage hash and index, one EXPIREAT each, one HINCRBY of the
--- client's sequence of that shard for all its grants, and one XADD per grant (every change keeps its
--- own event).
--- KEYS: per group: pids, events, seq, then per deduction: usage, index
--- ARGV: clientId, incarnationCandidate, expireAt, groupCount, then per group: count, then per
---       deduction: pid, month, deductionId, amount
--- Returns the 8 fields of deduct() per deduction, flattened, in KEYS order.
+-- Within a group each deduction is decided exactly as deduct() would, in order (an id repeated in the
+-- batch answers "granted before"). What costs Redis per deduction is kept to the minimum; the rest is
+-- done once per group or per month hash ("usage"):
+--   per usage:     one HGET of the PID's limit, one HMGET of 'used' and every d:<id> asked, one HSET
+--                  of 'used' and the new d:<id> records, one HSET of the index, EXPIREATs;
+--   per group:     one HINCRBY of the client's sequence for all grants (a contiguous range), and ONE
+--                  stream entry (kind 'B') carrying every grant of the group, one line each, numbered
+--                  q, q+1, ... in line order (UsageEventLog expands it into one event per deduction).
+-- KEYS: per group: pids, events, seq, then per usage: usage hash, its month's index
+-- ARGV: clientId, incarnationCandidate, expireAt, groupCount, then per group: usageCount,
+--       deductionCount, then per usage: pid, month, then per deduction: usage number (1-based within
+--       the group), deductionId, amount (a decimal as Long.toString writes it)
+-- Returns the 8 fields of deduct() per deduction, flattened, in ARGV order.
+-- Batch entry fields: k=B, c=client, i=incarnation, q=first sequence number, e=lines joined by '\n',
+--   each line "pid|month|deductionId|amount|usedAfter|limit" (ids and PIDs never contain '|' or '\n').
 local client, inc_candidate, expire_at = ARGV[1], ARGV[2], ARGV[3]
+local flat, nflat = {}, 0
 
-local function deduct_group(k, a, count, flat)
-  local pids_key, events_key, seq_key = KEYS[k], KEYS[k + 1], KEYS[k + 2]
-  local meta, used, pending = {}, {}, {}
-  local writes, write_order = {}, {}
-  local grants, out = {}, {}
-
-  local function add_write(key, field, value)
-    local w = writes[key]
-    if not w then
-      w = {}
-      writes[key] = w
-      write_order[#write_order + 1] = key
+-- HSET/HMGET with many fields, in slices that stay within Lua's C stack for unpack()
+local function call_many(cmd, key, list, out)
+  local n = #list
+  if n <= 4000 then
+    local r = redis.call(cmd, key, unpack(list))
+    if out then
+      for i = 1, #r do
+        out[#out + 1] = r[i]
+      end
     end
-    w[#w + 1] = field
-    w[#w + 1] = value
+    return
   end
+  for s = 1, n, 4000 do
+    local r = redis.call(cmd, key, unpack(list, s, math.min(s + 3999, n)))
+    if out then
+      for i = 1, #r do
+        out[#out + 1] = r[i]
+      end
+    end
+  end
+end
 
-  for i = 0, count - 1 do
-    local b = a + i * 4
-    local pid, month, did, amount = ARGV[b], ARGV[b + 1], ARGV[b + 2], tonumber(ARGV[b + 3])
-    local usage_key, index_key = KEYS[k + 3 + 2 * i], KEYS[k + 4 + 2 * i]
-    local m = meta[pid]
-    if not m then
+local function deduct_group(k, a)
+  local pids_key, events_key, seq_key = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+  local nu, nd = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  a = a + 2
+  local usages, limits = {}, {}
+  local index_writes, index_order = {}, {} -- several PIDs of one month share the shard's index
+  for j = 1, nu do
+    local pid = ARGV[a]
+    local lim = limits[pid]
+    if not lim then
       local l, e = pid_meta(pids_key, pid)
-      m = {l, e}
-      meta[pid] = m
+      lim = {l, e, '|' .. fmt(l)}
+      limits[pid] = lim
     end
-    local limit, epoch = m[1], m[2]
-    local u = used[usage_key]
-    if u == nil then
-      u = month_used(usage_key)
+    usages[j] = {
+      key = KEYS[k + 1 + 2 * j], index = KEYS[k + 2 + 2 * j],
+      pid = pid, prefix = pid .. '|' .. ARGV[a + 1] .. '|',
+      limit = lim[1], epoch = lim[2], lsuffix = lim[3],
+      ask = {'used'}, pending = {}, writes = {},
+    }
+    if not index_writes[usages[j].index] then
+      index_writes[usages[j].index] = {}
+      index_order[#index_order + 1] = usages[j].index
     end
-    local prev = pending[usage_key .. '\n' .. did] or redis.call('HGET', usage_key, 'd:' .. did)
-    local r
+    usages[j].ix = index_writes[usages[j].index]
+    a = a + 2
+  end
+  -- one HMGET per month hash: 'used' and the record of every deduction id asked
+  local uno, field, pos = {}, {}, {}
+  for i = 1, nd do
+    local b = a + 3 * (i - 1)
+    local j = tonumber(ARGV[b])
+    local f = 'd:' .. ARGV[b + 1]
+    local ask = usages[j].ask
+    ask[#ask + 1] = f
+    uno[i], field[i], pos[i] = j, f, #ask
+  end
+  for j = 1, nu do
+    local u = usages[j]
+    local got = {}
+    call_many('HMGET', u.key, u.ask, got)
+    u.got = got
+    u.used = tonumber(got[1] or '0')
+  end
+  local lines, granted = {}, {}
+  for i = 1, nd do
+    local b = a + 3 * (i - 1)
+    local u = usages[uno[i]]
+    local f, did, amount_s = field[i], ARGV[b + 1], ARGV[b + 2]
+    local amount = tonumber(amount_s)
+    local prev = u.pending[f] or u.got[pos[i]]
+    local at = nflat
     if prev then
       local pa, pu, pl = parse_deduction(prev)
       if pa == amount then
-        r = {2, pa, pu, pl, u, limit, epoch, 0}
+        flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 2, pa, pu, pl
       else
-        r = {3, amount, 0, 0, u, limit, epoch, 0}
+        flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 3, amount, 0, 0
       end
-    elseif amount > limit - u then
-      r = {4, amount, 0, 0, u, limit, epoch, 0}
+      flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = u.used, u.limit, u.epoch, 0
+    elseif amount > u.limit - u.used then
+      flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 4, amount, 0, 0
+      flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = u.used, u.limit, u.epoch, 0
     else
-      u = u + amount
-      local record = fmt(amount) .. '|' .. fmt(u) .. '|' .. fmt(limit) .. '|0'
-      pending[usage_key .. '\n' .. did] = record
-      add_write(usage_key, 'd:' .. did, record)
-      add_write(index_key, did, pid)
-      r = {1, amount, u, limit, u, limit, epoch, 0}
-      grants[#grants + 1] = {i, pid, month, did, amount, u, limit}
+      local used = u.used + amount
+      u.used = used
+      local used_s = fmt(used)
+      local record = amount_s .. '|' .. used_s .. u.lsuffix .. '|0'
+      u.pending[f] = record
+      local w = u.writes
+      w[#w + 1] = f
+      w[#w + 1] = record
+      local ix = u.ix
+      ix[#ix + 1] = did
+      ix[#ix + 1] = u.pid
+      lines[#lines + 1] = u.prefix .. did .. '|' .. amount_s .. '|' .. used_s .. u.lsuffix
+      granted[#granted + 1] = at + 8
+      flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 1, amount, used, u.limit
+      flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = used, u.limit, u.epoch, 0
     end
-    used[usage_key] = u
-    out[i] = r
+    nflat = at + 8
   end
 
-  if #grants > 0 then
-    for key, u in pairs(used) do
-      if writes[key] then
-        add_write(key, 'used', fmt(u))
+  if #granted > 0 then
+    for j = 1, nu do
+      local u = usages[j]
+      if #u.writes > 0 then
+        local w = u.writes
+        w[#w + 1] = 'used'
+        w[#w + 1] = fmt(u.used)
+        call_many('HSET', u.key, w)
+        redis.call('EXPIREAT', u.key, expire_at)
       end
     end
-    for _, key in ipairs(write_order) do
-      redis.call('HSET', key, unpack(writes[key]))
-      redis.call('EXPIREAT', key, expire_at)
+    for _, key in ipairs(index_order) do
+      local ix = index_writes[key]
+      if #ix > 0 then
+        call_many('HSET', key, ix)
+        redis.call('EXPIREAT', key, expire_at)
+      end
     end
     local inc = redis.call('HGET', seq_key, '~inc')
     if not inc then
       inc = inc_candidate
       redis.call('HSET', seq_key, '~inc', inc)
     end
-    local last = redis.call('HINCRBY', seq_key, client, #grants)
-    local seq = last - #grants
-    for _, g in ipairs(grants) do
-      seq = seq + 1
-      redis.call('XADD', events_key, '*',
-        'k', 'D', 'pid', g[2], 'm', g[3], 'd', g[4], 'r', '',
-        'n', fmt(g[5]), 'u', fmt(g[6]), 'l', fmt(g[7]), 'c', client, 'q', fmt(seq), 'i', inc)
-      out[g[1]][8] = seq
+    local n = #granted
+    local first = redis.call('HINCRBY', seq_key, client, n) - n + 1
+    redis.call('XADD', events_key, '*',
+      'k', 'B', 'c', client, 'i', inc, 'q', fmt(first), 'e', table.concat(lines, '\n'))
+    for g = 1, n do
+      flat[granted[g]] = first + g - 1
     end
   end
-
-  for i = 0, count - 1 do
-    for j = 1, 8 do
-      flat[#flat + 1] = out[i][j]
-    end
-  end
+  return k + 3 + 2 * nu, a + 3 * nd
 end
 
-local flat = {}
-local k, a = 1, 6
+local k, a = 1, 5
 for _ = 1, tonumber(ARGV[4]) do
-  local count = tonumber(ARGV[a - 1])
-  deduct_group(k, a, count, flat)
-  k = k + 3 + 2 * count
-  a = a + 4 * count + 1
+  k, a = deduct_group(k, a)
 end
 return flat

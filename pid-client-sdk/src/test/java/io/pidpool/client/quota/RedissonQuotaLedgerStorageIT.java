@@ -237,6 +237,7 @@ class RedissonQuotaLedgerStorageIT {
             ledger.setLimit(p, limit);
             limits.put(p, limit);
         }
+        List<String> grants = new java.util.ArrayList<>();
         for (int step = 0; step < 150; step++) {
             List<DeductRequest> batch = new java.util.ArrayList<>();
             int size = 1 + random.nextInt(12);
@@ -256,6 +257,10 @@ class RedissonQuotaLedgerStorageIT {
                 assertThat(results.get(i))
                         .as("step %d, request %d: %s", step, i, r)
                         .isEqualTo(model.deduct(r.deductionId(), r.amount(), limits.get(r.pid())));
+                if (results.get(i) instanceof DeductResult.Granted g) {
+                    grants.add(g.pid() + "|" + g.month() + "|" + g.deductionId() + "|" + g.amount() + "|"
+                            + g.usedAfter() + "|" + g.limit());
+                }
             }
             if (random.nextInt(10) == 0) { // refunds and resets in between, through the single scripts
                 String p = pids.get(random.nextInt(pids.size()));
@@ -285,5 +290,11 @@ class RedissonQuotaLedgerStorageIT {
         ClientSequenceTracker tracker = new ClientSequenceTracker();
         assertThat(events).allSatisfy(e -> assertThat(tracker.accept(e)).isEqualTo(ClientSequenceTracker.Verdict.NEW));
         assertThat(tracker.gaps()).isEmpty();
+        // one deduction event per grant (batch entries expanded), with what the grant answered
+        assertThat(events.stream()
+                        .filter(e -> e.kind() == UsageEvent.Kind.DEDUCTION)
+                        .map(e -> e.pid() + "|" + e.month() + "|" + e.deductionId() + "|" + e.amount() + "|"
+                                + e.usedAfter() + "|" + e.limit()))
+                .containsExactlyInAnyOrderElementsOf(grants);
     }
 }

@@ -1,12 +1,9 @@
 package io.pidpool.core.allocation;
 
-import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.PidState;
-import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 
@@ -28,12 +25,7 @@ public record DepartedInstance(
     public DepartedInstance {
         requireNonNull(id, "instance");
         pids = LiveInstance.copyStates(pids, "pids");
-        if (released == null || released.isEmpty()) {
-            released = Set.of();
-        } else {
-            released.forEach(pid -> requireArgument(pid != null, "released", "released holds a null PID"));
-            released = Collections.unmodifiableSet(new LinkedHashSet<>(released));
-        }
+        released = PidSet.copyOf(released, "released");
     }
 
     /** A departure without any graceful release (a crash or a lost session). */

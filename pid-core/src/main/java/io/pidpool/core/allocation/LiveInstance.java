@@ -6,8 +6,6 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidState;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -47,16 +45,11 @@ public record LiveInstance(
         return new InstanceRef(id, sessionId);
     }
 
-    /** A defensive, order-preserving, unmodifiable copy (plans must not depend on hash salt). */
+    /**
+     * A defensive, order-preserving, unmodifiable copy (plans must not depend on hash salt); an array
+     * copy, since the source's PIDs are distinct already.
+     */
     static Map<String, PidState> copyStates(Map<String, PidState> states, String field) {
-        if (states == null || states.isEmpty()) {
-            return Map.of();
-        }
-        var copy = new LinkedHashMap<String, PidState>(Math.max(4, states.size() * 4 / 3 + 1));
-        states.forEach((pid, state) -> {
-            requireArgument(pid != null && state != null, field, "%s holds a null PID or state", field);
-            copy.put(pid, state);
-        });
-        return Collections.unmodifiableMap(copy);
+        return PidStates.copyOf(states, field);
     }
 }

@@ -54,6 +54,9 @@ final class ModulePlanner {
     /** A unit of the balance: a live instance (bound to a slot or not) or a reserved vacant slot. */
     private static final class Unit {
         final LiveInstance live;
+        /** {@code live}'s reference, made once (every step of the unit carries it). */
+        final InstanceRef ref;
+
         final WorkSlot slot;
         final int weight;
         final int tieOrder;
@@ -70,6 +73,7 @@ final class ModulePlanner {
 
         Unit(LiveInstance live, WorkSlot slot, int weight, int tieOrder) {
             this.live = live;
+            this.ref = live == null ? null : live.ref();
             this.slot = slot;
             this.weight = weight;
             this.tieOrder = tieOrder;
@@ -229,10 +233,20 @@ final class ModulePlanner {
     private void planReleases(List<DepartedInstance> departed, Set<InstanceId> liveIds) {
         for (DepartedInstance instance : departed) {
             boolean graceOver = now - instance.departedAtNanos() >= graceNanos;
-            if (graceOver || instance.pids().keySet().stream().noneMatch(instance::mayHold)) {
+            if (graceOver || !mayHoldAny(instance)) {
                 releases.add(new PlanStep.Release(key, instance.ref(), !liveIds.contains(instance.id())));
             }
         }
+    }
+
+    /** {@link DepartedInstance#mayHold} for any of its PIDs, without looking each one up. */
+    private static boolean mayHoldAny(DepartedInstance instance) {
+        for (Map.Entry<String, PidState> node : instance.pids().entrySet()) {
+            if (node.getValue().mayHold() && !instance.released().contains(node.getKey())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The previous slots, with every slot whose holder is no longer live made vacant. */
@@ -424,23 +438,22 @@ final class ModulePlanner {
     /** Sorts every PID node of the live instances into kept, or withdrawn as unwanted or duplicate. */
     private void collectKept(List<Unit> liveUnits) {
         for (Unit unit : liveUnits) {
-            InstanceRef ref = unit.live.ref();
-            PidIndex.Nodes nodes = index.liveNodes.get(unit.live);
-            for (int k = 0; k < nodes.entries.length; k++) {
-                PidState state = nodes.states[k];
+            InstanceRef ref = unit.ref;
+            int owner = index.liveOwner(unit.live);
+            unit.keptAcked.ensureCapacity(index.nodeEnd(owner) - index.nodeStart(owner));
+            for (int node = index.nodeStart(owner), end = index.nodeEnd(owner); node < end; node++) {
+                PidState state = index.nodeState(node);
                 if (state == PidState.DELETED || state == PidState.DELETING) {
                     continue;
                 }
-                PidIndex.Entry entry = nodes.entries[k];
-                if (entry.module != moduleIndex) {
-                    deletes.add(new PlanStep.Delete(key, ref, entry.pid, DeleteReason.UNWANTED));
-                    continue;
-                }
-                PidIndex.Claim keeper = entry.keeper(moduleIndex);
-                if (keeper != null && keeper.owner == nodes) {
-                    (state == PidState.ADDING ? unit.keptAdding : unit.keptAcked).add(entry.pid);
+                int entry = index.nodeEntry(node);
+                String pid = index.pid(entry);
+                if (index.module(entry) != moduleIndex) {
+                    deletes.add(new PlanStep.Delete(key, ref, pid, DeleteReason.UNWANTED));
+                } else if (index.keeper(entry, moduleIndex) == owner) {
+                    (state == PidState.ADDING ? unit.keptAdding : unit.keptAcked).add(pid);
                 } else {
-                    deletes.add(new PlanStep.Delete(key, ref, entry.pid, DeleteReason.DUPLICATE));
+                    deletes.add(new PlanStep.Delete(key, ref, pid, DeleteReason.DUPLICATE));
                 }
             }
         }
@@ -453,13 +466,18 @@ final class ModulePlanner {
      */
     private void classifyDesired(
             List<WorkSlot> slots, List<DepartedInstance> departed, List<String> generalFree, List<String> awaiting) {
-        var attributed = new HashMap<String, WorkSlot>();
+        int first = index.desiredStart(moduleIndex);
+        int end = index.desiredEnd(moduleIndex);
+        // by desired entry (offset from first), the slot the PID is attributed to; null until needed
+        WorkSlot[] attributed = null;
         var slotByLastHolder = new HashMap<InstanceRef, WorkSlot>();
         for (WorkSlot slot : slots) {
             if (slot.unit == null) {
                 continue;
             }
-            slot.previouslyReserved.forEach(pid -> attributed.put(pid, slot));
+            for (String pid : slot.previouslyReserved) {
+                attributed = attribute(attributed, pid, slot, first, end);
+            }
             if (slot.lastHolder != null) {
                 slotByLastHolder.put(slot.lastHolder, slot);
             }
@@ -467,21 +485,23 @@ final class ModulePlanner {
         for (DepartedInstance instance : departed) {
             WorkSlot slot = slotByLastHolder.get(instance.ref());
             if (slot != null) {
-                instance.pids().forEach((pid, state) -> {
+                for (Map.Entry<String, PidState> node : instance.pids().entrySet()) {
+                    PidState state = node.getValue();
                     if (state != PidState.DELETING && state != PidState.DELETED) {
-                        attributed.put(pid, slot);
+                        attributed = attribute(attributed, node.getKey(), slot, first, end);
                     }
-                });
+                }
             }
         }
-        for (PidIndex.Entry entry : index.desired.get(moduleIndex)) {
-            if (entry.claims != null && entry.keeper(moduleIndex) != null) {
+        for (int entry = first; entry < end; entry++) {
+            boolean claimed = index.claimed(entry);
+            if (claimed && index.keeper(entry, moduleIndex) != PidIndex.NONE) {
                 continue;
             }
-            String pid = entry.pid;
-            WorkSlot slot = attributed.isEmpty() ? null : attributed.get(pid);
+            String pid = index.pid(entry);
+            WorkSlot slot = attributed == null ? null : attributed[entry - first];
             Unit unit = slot == null ? null : slot.unit;
-            if (entry.claims != null) {
+            if (claimed) {
                 awaiting.add(pid);
                 if (unit != null) {
                     unit.attributedInFlight.add(pid);
@@ -490,6 +510,17 @@ final class ModulePlanner {
                 (unit != null ? unit.attributedFree : generalFree).add(pid);
             }
         }
+    }
+
+    /** Attributes {@code pid} to {@code slot} if it is one of this module's desired PIDs (the last attribution wins). */
+    private WorkSlot[] attribute(WorkSlot[] attributed, String pid, WorkSlot slot, int first, int end) {
+        int entry = index.find(pid);
+        if (entry < first || entry >= end) {
+            return attributed;
+        }
+        WorkSlot[] result = attributed == null ? new WorkSlot[end - first] : attributed;
+        result[entry - first] = slot;
+        return result;
     }
 
     /** Largest-remainder split of {@code total} over {@code units} by weight; sets each target. */
@@ -586,7 +617,7 @@ final class ModulePlanner {
         for (Unit unit : givers) {
             int count = give.getOrDefault(unit, 0);
             for (int i = 0; i < count; i++) {
-                deletes.add(new PlanStep.Delete(key, unit.live.ref(), unit.takeForDelete(), DeleteReason.REBALANCE));
+                deletes.add(new PlanStep.Delete(key, unit.ref, unit.takeForDelete(), DeleteReason.REBALANCE));
             }
             moves += count;
         }
@@ -603,7 +634,7 @@ final class ModulePlanner {
             int take = Math.max(0, Math.min(need, unit.attributedFree.size()));
             for (int i = 0; i < unit.attributedFree.size(); i++) {
                 if (i < take) {
-                    adds.add(new PlanStep.Add(key, unit.live.ref(), unit.attributedFree.get(i)));
+                    adds.add(new PlanStep.Add(key, unit.ref, unit.attributedFree.get(i)));
                 } else {
                     generalFree.add(unit.attributedFree.get(i));
                 }
@@ -615,7 +646,7 @@ final class ModulePlanner {
         }
         for (Unit unit : liveUnits) {
             for (; unit.need > 0 && !generalFree.isEmpty(); unit.need--) {
-                adds.add(new PlanStep.Add(key, unit.live.ref(), generalFree.remove(generalFree.size() - 1)));
+                adds.add(new PlanStep.Add(key, unit.ref, generalFree.remove(generalFree.size() - 1)));
             }
         }
     }

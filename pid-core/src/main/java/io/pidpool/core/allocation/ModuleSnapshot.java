@@ -6,9 +6,8 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import java.util.Collections;
+import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,12 +41,8 @@ public record ModuleSnapshot(
                     requireArgument(pid != null && end != null, "cooldowns", "cooldowns holds a null PID or end time"));
             cooldowns = Map.copyOf(cooldowns);
         }
-        if (desiredPids == null || desiredPids.isEmpty()) {
-            desiredPids = Set.of();
-        } else {
-            desiredPids.forEach(pid -> requireArgument(pid != null, "desiredPids", "desiredPids holds a null PID"));
-            desiredPids = Collections.unmodifiableSet(new LinkedHashSet<>(desiredPids));
-        }
+        // an array copy: the source is a set, its PIDs are distinct already (no hashing)
+        desiredPids = PidSet.copyOf(desiredPids, "desiredPids");
         live = List.copyOf(live == null ? List.of() : live);
         departed = List.copyOf(departed == null ? List.of() : departed);
         var ids = new HashSet<InstanceId>();
@@ -93,12 +88,12 @@ public record ModuleSnapshot(
         if (cooldowns.isEmpty()) {
             return this;
         }
-        Set<String> assignable = new LinkedHashSet<>();
+        List<String> assignable = new ArrayList<>(desiredPids.size());
         for (String pid : desiredPids) {
             if (!coolingDown(pid, nowNanos)) {
                 assignable.add(pid);
             }
         }
-        return new ModuleSnapshot(config, assignable, live, departed, Map.of());
+        return new ModuleSnapshot(config, PidSet.ofDistinct(assignable), live, departed, Map.of());
     }
 }

@@ -3,8 +3,7 @@ package io.pidpool.core.allocation;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 
 import io.pidpool.core.model.PidState;
-import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,99 +13,86 @@ import java.util.Map;
  * modules. Claims are live instances in any state but DELETED, and departed instances within the
  * grace period in any state but DELETED unless they released the PID. A PID without claims is free:
  * it may be added anywhere. Each live instance's nodes are resolved to entries while building, so
- * the per-module passes do no further hashing (100,000 PIDs cost two hash operations each).
+ * the per-module passes do no further hashing.
+ *
+ * <p>Layout: the PID names are the only objects; everything else is arrays indexed by an entry, a
+ * claim or an owner number, and the name → entry table is {@link java.util.HashMap}'s chaining with
+ * the chains in int arrays. At 100,000 PIDs this allocates a handful of arrays instead of
+ * 300,000 small objects (map nodes, entries, claims), which was most of the planner's time and all
+ * of its garbage (docs/benchmarks.md, session 3).
  */
 final class PidIndex {
-    /** One PID. */
-    static final class Entry {
-        final String pid;
-        /** Index of the module that wants the PID, or -1. */
-        int module = -1;
-        /** The first claim; claims form a chain (almost always of length one). {@code null}: free. */
-        Claim claims;
+    private static final PidState[] STATES = PidState.values();
+    private static final byte DELETING = (byte) PidState.DELETING.ordinal();
+    private static final byte ADDING = (byte) PidState.ADDING.ordinal();
+    static final int NONE = -1;
 
-        Entry(String pid) {
-            this.pid = pid;
-        }
+    // name -> entry: chained like java.util.HashMap (same bucket function, so names that hash alike
+    // stay near each other), but the chain is an int array: bucket -> first entry + 1, entry -> next
+    private int[] buckets;
 
-        /**
-         * The live instance of {@code module} that keeps the PID when several claim it: an
-         * acknowledged state beats ADDING, then the earlier registration, then the smaller
-         * reference. {@code null} when no live instance of the module may keep it.
-         */
-        Claim keeper(int module) {
-            Claim first = claims;
-            if (first == null) {
-                return null;
-            }
-            if (first.next == null) {
-                return first.keepableIn(module) ? first : null;
-            }
-            Claim best = null;
-            for (Claim claim = first; claim != null; claim = claim.next) {
-                if (claim.keepableIn(module) && (best == null || claim.beats(best))) {
-                    best = claim;
-                }
-            }
-            return best;
-        }
-    }
+    private int mask;
 
-    /** One instance's claim on one PID. */
-    static final class Claim {
-        final int module;
-        final Nodes owner;
-        final PidState state;
-        Claim next;
+    /** Per entry: the PID, the module that wants it ({@link #NONE}) and its first claim ({@link #NONE}: free). */
+    private String[] pids;
 
-        Claim(int module, Nodes owner, PidState state) {
-            this.module = module;
-            this.owner = owner;
-            this.state = state;
-        }
+    private int[] hashes;
+    private int[] nextInBucket;
+    private int[] moduleOf;
+    private int[] firstClaim;
+    private int entries;
 
-        /** A live claim that the module may keep: everything but an unacknowledged DELETING. */
-        boolean keepableIn(int key) {
-            return owner.live && state != PidState.DELETING && module == key;
-        }
+    /** Per claim: its owner, its state (ordinal), the next claim on the same PID. */
+    private int[] claimOwner;
 
-        private boolean beats(Claim other) {
-            boolean acked = state != PidState.ADDING;
-            if (acked != (other.state != PidState.ADDING)) {
-                return acked;
-            }
-            if (owner.registrationOrder != other.owner.registrationOrder) {
-                return owner.registrationOrder < other.owner.registrationOrder;
-            }
-            return owner.ref.compareTo(other.owner.ref) < 0;
-        }
-    }
+    private byte[] claimState;
+    private int[] claimNext;
+    private int claims;
 
-    /** An instance's PID nodes, resolved to entries, in the instance's map order. */
-    static final class Nodes {
-        final InstanceRef ref;
-        final boolean live;
-        final long registrationOrder;
-        final Entry[] entries;
-        final PidState[] states;
+    /** Per owner (every live instance, and every departed one within the grace). */
+    private final int[] ownerModule;
 
-        Nodes(InstanceRef ref, boolean live, long registrationOrder, int size) {
-            this.ref = ref;
-            this.live = live;
-            this.registrationOrder = registrationOrder;
-            this.entries = new Entry[size];
-            this.states = new PidState[size];
-        }
-    }
+    private final boolean[] ownerLive;
+    private final long[] ownerOrder;
+    private final InstanceRef[] ownerRef;
+    private int owners;
 
-    /** Per module (by index in the snapshot): the desired PIDs' entries, in desired order. */
-    final List<List<Entry>> desired;
-    /** Every live instance's nodes. */
-    final Map<LiveInstance, Nodes> liveNodes;
+    /** Live owner {@code o}'s nodes are {@code nodeEntry/nodeState[nodeStart[o] .. nodeEnd[o])}, in map order. */
+    private final int[] nodeStart;
 
-    private PidIndex(List<List<Entry>> desired, Map<LiveInstance, Nodes> liveNodes) {
-        this.desired = desired;
-        this.liveNodes = liveNodes;
+    private final int[] nodeEnd;
+    private final int[] nodeEntry;
+    private final byte[] nodeState;
+    private int nodes;
+
+    /** Module {@code m}'s desired entries are {@code desiredStart[m] .. desiredStart[m + 1]}, in desired order. */
+    private final int[] desiredStart;
+
+    private final Map<LiveInstance, Integer> liveOwner = new IdentityHashMap<>();
+
+    private PidIndex(int modules, int desired, int liveNodes, int ownerCount) {
+        buckets = new int[bucketsFor(desired)];
+        mask = buckets.length - 1;
+        // PIDs held but wanted by no module are few; the arrays grow if not
+        int entryCapacity = desired + liveNodes / 16 + 16;
+        pids = new String[entryCapacity];
+        hashes = new int[entryCapacity];
+        nextInBucket = new int[entryCapacity];
+        moduleOf = new int[entryCapacity];
+        firstClaim = new int[entryCapacity];
+        int claimCapacity = Math.max(16, liveNodes);
+        claimOwner = new int[claimCapacity];
+        claimState = new byte[claimCapacity];
+        claimNext = new int[claimCapacity];
+        ownerModule = new int[ownerCount];
+        ownerLive = new boolean[ownerCount];
+        ownerOrder = new long[ownerCount];
+        ownerRef = new InstanceRef[ownerCount];
+        nodeStart = new int[ownerCount];
+        nodeEnd = new int[ownerCount];
+        nodeEntry = new int[liveNodes];
+        nodeState = new byte[liveNodes];
+        desiredStart = new int[modules + 1];
     }
 
     /**
@@ -115,76 +101,240 @@ final class PidIndex {
      */
     static PidIndex build(ClusterSnapshot snapshot, long nowNanos, long graceNanos) {
         List<ModuleSnapshot> modules = snapshot.modules();
-        int size = 0;
+        int desired = 0;
+        int liveNodes = 0;
+        int ownerCount = 0;
         for (ModuleSnapshot module : modules) {
-            size += module.desiredPids().size();
+            desired += module.desiredPids().size();
+            for (LiveInstance instance : module.live()) {
+                liveNodes += instance.pids().size();
+            }
+            ownerCount += module.live().size() + module.departed().size();
         }
-        var byPid = new HashMap<String, Entry>(size * 4 / 3 + 64);
-        List<List<Entry>> desired = new ArrayList<>(modules.size());
+        var index = new PidIndex(modules.size(), desired, liveNodes, ownerCount);
         for (int m = 0; m < modules.size(); m++) {
             ModuleSnapshot module = modules.get(m);
-            List<Entry> entries = new ArrayList<>(module.desiredPids().size());
+            index.desiredStart[m] = index.entries;
             for (String pid : module.desiredPids()) {
-                Entry entry = new Entry(pid);
-                Entry other = byPid.putIfAbsent(pid, entry);
+                int entry = index.entry(pid);
+                int other = index.moduleOf[entry];
                 requireArgument(
-                        other == null,
+                        other == NONE,
                         "desiredPids",
                         "PID %s is desired by both %s and %s",
                         pid,
-                        other == null ? null : modules.get(other.module).key(),
+                        other == NONE ? null : modules.get(other).key(),
                         module.key());
-                entry.module = m;
-                entries.add(entry);
+                index.moduleOf[entry] = m;
             }
-            desired.add(entries);
         }
-        var liveNodes = new IdentityHashMap<LiveInstance, Nodes>();
+        index.desiredStart[modules.size()] = index.entries;
         for (int m = 0; m < modules.size(); m++) {
             ModuleSnapshot module = modules.get(m);
             for (LiveInstance instance : module.live()) {
-                var nodes = new Nodes(
-                        instance.ref(),
-                        true,
-                        instance.registrationOrder(),
-                        instance.pids().size());
-                int k = 0;
-                for (Map.Entry<String, PidState> node : instance.pids().entrySet()) {
-                    Entry entry = entry(byPid, node.getKey());
-                    nodes.entries[k] = entry;
-                    nodes.states[k++] = node.getValue();
-                    if (node.getValue().mayHold()) {
-                        link(entry, new Claim(m, nodes, node.getValue()));
+                int owner = index.owner(m, instance.ref(), true, instance.registrationOrder());
+                index.liveOwner.put(instance, owner);
+                index.nodeStart[owner] = index.nodes;
+                instance.pids().forEach((pid, state) -> {
+                    int entry = index.entry(pid);
+                    index.nodeEntry[index.nodes] = entry;
+                    index.nodeState[index.nodes++] = (byte) state.ordinal();
+                    if (state.mayHold()) {
+                        index.link(entry, owner, state);
                     }
-                }
-                liveNodes.put(instance, nodes);
+                });
+                index.nodeEnd[owner] = index.nodes;
             }
             for (DepartedInstance instance : module.departed()) {
                 if (nowNanos - instance.departedAtNanos() >= graceNanos) {
                     continue;
                 }
-                var nodes = new Nodes(instance.ref(), false, Long.MAX_VALUE, 0);
-                for (Map.Entry<String, PidState> node : instance.pids().entrySet()) {
-                    if (instance.mayHold(node.getKey())) {
-                        link(entry(byPid, node.getKey()), new Claim(m, nodes, node.getValue()));
+                int owner = index.owner(m, instance.ref(), false, Long.MAX_VALUE);
+                instance.pids().forEach((pid, state) -> {
+                    if (state.mayHold() && !instance.released().contains(pid)) {
+                        index.link(index.entry(pid), owner, state);
                     }
+                });
+            }
+        }
+        return index;
+    }
+
+    // ------------------------------------------------------------------ queries
+
+    int desiredStart(int module) {
+        return desiredStart[module];
+    }
+
+    int desiredEnd(int module) {
+        return desiredStart[module + 1];
+    }
+
+    String pid(int entry) {
+        return pids[entry];
+    }
+
+    /** The module that wants the entry's PID, or {@link #NONE}. */
+    int module(int entry) {
+        return moduleOf[entry];
+    }
+
+    /** Whether anyone (live or departed within the grace, any module) may hold the PID. */
+    boolean claimed(int entry) {
+        return firstClaim[entry] != NONE;
+    }
+
+    /** The entry of {@code pid}, or {@link #NONE} when the snapshot neither wants nor holds it. */
+    int find(String pid) {
+        int hash = pid.hashCode();
+        for (int entry = buckets[bucket(hash)] - 1; entry != NONE; entry = nextInBucket[entry]) {
+            if (hashes[entry] == hash) {
+                String name = pids[entry];
+                if (name == pid || name.equals(pid)) {
+                    return entry;
                 }
             }
         }
-        return new PidIndex(desired, liveNodes);
+        return NONE;
     }
 
-    private static Entry entry(Map<String, Entry> byPid, String pid) {
-        Entry entry = byPid.get(pid);
-        if (entry == null) {
-            entry = new Entry(pid);
-            byPid.put(pid, entry);
+    /** The owner number of a live instance of the snapshot. */
+    int liveOwner(LiveInstance instance) {
+        return liveOwner.get(instance);
+    }
+
+    int nodeStart(int owner) {
+        return nodeStart[owner];
+    }
+
+    int nodeEnd(int owner) {
+        return nodeEnd[owner];
+    }
+
+    int nodeEntry(int node) {
+        return nodeEntry[node];
+    }
+
+    PidState nodeState(int node) {
+        return STATES[nodeState[node]];
+    }
+
+    /**
+     * The owner (a live instance of {@code module}) that keeps the PID when several claim it: an
+     * acknowledged state beats ADDING, then the earlier registration, then the smaller reference.
+     * {@link #NONE} when no live instance of the module may keep it.
+     */
+    int keeper(int entry, int module) {
+        int first = firstClaim[entry];
+        if (first == NONE) {
+            return NONE;
+        }
+        if (claimNext[first] == NONE) {
+            return keepableIn(first, module) ? claimOwner[first] : NONE;
+        }
+        int best = NONE;
+        for (int claim = first; claim != NONE; claim = claimNext[claim]) {
+            if (keepableIn(claim, module) && (best == NONE || beats(claim, best))) {
+                best = claim;
+            }
+        }
+        return best == NONE ? NONE : claimOwner[best];
+    }
+
+    /** A live claim that the module may keep: everything but an unacknowledged DELETING. */
+    private boolean keepableIn(int claim, int module) {
+        int owner = claimOwner[claim];
+        return ownerLive[owner] && claimState[claim] != DELETING && ownerModule[owner] == module;
+    }
+
+    private boolean beats(int claim, int other) {
+        boolean acked = claimState[claim] != ADDING;
+        if (acked != (claimState[other] != ADDING)) {
+            return acked;
+        }
+        int a = claimOwner[claim];
+        int b = claimOwner[other];
+        if (ownerOrder[a] != ownerOrder[b]) {
+            return ownerOrder[a] < ownerOrder[b];
+        }
+        return ownerRef[a].compareTo(ownerRef[b]) < 0;
+    }
+
+    // ------------------------------------------------------------------ building
+
+    private int owner(int module, InstanceRef ref, boolean live, long order) {
+        int owner = owners++;
+        ownerModule[owner] = module;
+        ownerLive[owner] = live;
+        ownerOrder[owner] = order;
+        ownerRef[owner] = ref;
+        return owner;
+    }
+
+    /** A power of two with room for {@code entries} at a load of 3/4. */
+    private static int bucketsFor(int entries) {
+        return Integer.highestOneBit(Math.max(16, entries + entries / 3) - 1) << 1;
+    }
+
+    /** {@link java.util.HashMap}'s spread: the high bits matter too, neighbours stay neighbours. */
+    private int bucket(int hash) {
+        return (hash ^ (hash >>> 16)) & mask;
+    }
+
+    /** The entry of {@code pid}, created (wanted by nobody, free) if absent. */
+    private int entry(String pid) {
+        int hash = pid.hashCode();
+        int bucket = bucket(hash);
+        for (int entry = buckets[bucket] - 1; entry != NONE; entry = nextInBucket[entry]) {
+            if (hashes[entry] == hash) {
+                String name = pids[entry];
+                if (name == pid || name.equals(pid)) {
+                    return entry;
+                }
+            }
+        }
+        int entry = entries++;
+        if (entry == pids.length) {
+            int grown = pids.length * 2;
+            pids = Arrays.copyOf(pids, grown);
+            hashes = Arrays.copyOf(hashes, grown);
+            nextInBucket = Arrays.copyOf(nextInBucket, grown);
+            moduleOf = Arrays.copyOf(moduleOf, grown);
+            firstClaim = Arrays.copyOf(firstClaim, grown);
+        }
+        pids[entry] = pid;
+        hashes[entry] = hash;
+        moduleOf[entry] = NONE;
+        firstClaim[entry] = NONE;
+        nextInBucket[entry] = buckets[bucket] - 1;
+        buckets[bucket] = entry + 1;
+        if (entries > buckets.length - buckets.length / 4) {
+            rehash();
         }
         return entry;
     }
 
-    private static void link(Entry entry, Claim claim) {
-        claim.next = entry.claims;
-        entry.claims = claim;
+    private void rehash() {
+        buckets = new int[buckets.length * 2];
+        mask = buckets.length - 1;
+        for (int entry = 0; entry < entries; entry++) {
+            int bucket = bucket(hashes[entry]);
+            nextInBucket[entry] = buckets[bucket] - 1;
+            buckets[bucket] = entry + 1;
+        }
+    }
+
+    private void link(int entry, int owner, PidState state) {
+        int claim = claims++;
+        if (claim == claimOwner.length) {
+            int grown = claimOwner.length * 2;
+            claimOwner = Arrays.copyOf(claimOwner, grown);
+            claimState = Arrays.copyOf(claimState, grown);
+            claimNext = Arrays.copyOf(claimNext, grown);
+        }
+        claimOwner[claim] = owner;
+        claimState[claim] = (byte) state.ordinal();
+        claimNext[claim] = firstClaim[entry];
+        firstClaim[entry] = claim;
     }
 }

@@ -20,8 +20,7 @@ public sealed interface Operation {
         public Add {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
-            requireSize(pids.size());
-            requireDistinct(pids.stream().map(PidSpec::id).toList());
+            requireIdList(pids.stream().map(PidSpec::id).toList());
         }
 
         @Override
@@ -39,8 +38,7 @@ public sealed interface Operation {
     record Update(List<PidSpec> pids) implements Operation {
         public Update {
             pids = List.copyOf(requireNonNull(pids, "pids"));
-            requireSize(pids.size());
-            requireDistinct(pids.stream().map(PidSpec::id).toList());
+            requireIdList(pids.stream().map(PidSpec::id).toList());
         }
 
         @Override
@@ -108,17 +106,22 @@ public sealed interface Operation {
 
     private static List<String> validIds(List<String> ids) {
         List<String> copy = List.copyOf(requireNonNull(ids, "pids"));
-        requireSize(copy.size());
         copy.forEach(id -> Names.requirePidId(id, "pids"));
-        requireDistinct(copy);
+        requireIdList(copy);
         return copy;
     }
 
-    private static void requireSize(int size) {
-        requireArgument(size >= 1 && size <= MAX_PIDS, "pids", "an operation names 1..%d PIDs, got %d", MAX_PIDS, size);
-    }
-
-    private static void requireDistinct(List<String> ids) {
+    /**
+     * The rules every kind applies to the PID ids it names: 1..{@link #MAX_PIDS} of them, none twice.
+     * Shared with the stored form of operations ({@code SealedOperation}).
+     */
+    static void requireIdList(List<String> ids) {
+        requireArgument(
+                !ids.isEmpty() && ids.size() <= MAX_PIDS,
+                "pids",
+                "an operation names 1..%d PIDs, got %d",
+                MAX_PIDS,
+                ids.size());
         var seen = new HashSet<String>();
         for (String id : ids) {
             requireArgument(seen.add(id), "pids", "PID %s appears twice in one operation", id);

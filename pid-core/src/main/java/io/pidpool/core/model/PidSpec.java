@@ -21,6 +21,12 @@ public record PidSpec(
                 "secret of %s must be 1..%d characters",
                 id,
                 MAX_SECRET_LENGTH);
+        requireQuotas(id, monthlyQuota, overageAllowance);
+        attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+    }
+
+    /** The bounds of an account's quotas, checked here and in its sealed form. */
+    public static void requireQuotas(String id, long monthlyQuota, long overageAllowance) {
         requireArgument(
                 monthlyQuota >= 0 && monthlyQuota <= PidAccount.MAX_MONTHLY_QUOTA,
                 "pids.monthlyQuota",
@@ -35,7 +41,6 @@ public record PidSpec(
                 id,
                 PidAccount.MAX_MONTHLY_QUOTA,
                 overageAllowance);
-        attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
     }
 
     @Override

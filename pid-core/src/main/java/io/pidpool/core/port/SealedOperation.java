@@ -1,15 +1,12 @@
 package io.pidpool.core.port;
 
-import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.Names;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationType;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.SealedSecret;
-import java.util.HashSet;
 import java.util.List;
 import java.util.function.Function;
 
@@ -27,7 +24,7 @@ public sealed interface SealedOperation {
         public Add {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
-            requireDistinct(pids.stream().map(SealedPidSpec::id).toList());
+            Operation.requireIdList(pids.stream().map(SealedPidSpec::id).toList());
         }
 
         @Override
@@ -44,7 +41,7 @@ public sealed interface SealedOperation {
     record Update(List<SealedPidSpec> pids) implements SealedOperation {
         public Update {
             pids = List.copyOf(requireNonNull(pids, "pids"));
-            requireDistinct(pids.stream().map(SealedPidSpec::id).toList());
+            Operation.requireIdList(pids.stream().map(SealedPidSpec::id).toList());
         }
 
         @Override
@@ -60,7 +57,7 @@ public sealed interface SealedOperation {
 
     record Delete(List<String> pidIds) implements SealedOperation {
         public Delete {
-            pidIds = validIds(pidIds);
+            pidIds = new Operation.Delete(pidIds).pidIds(); // same rules
         }
 
         @Override
@@ -71,8 +68,7 @@ public sealed interface SealedOperation {
 
     record Migrate(List<String> pidIds, ModuleKey to) implements SealedOperation {
         public Migrate {
-            pidIds = validIds(pidIds);
-            requireNonNull(to, "to");
+            pidIds = new Operation.Migrate(pidIds, to).pidIds(); // same rules
         }
 
         @Override
@@ -83,7 +79,7 @@ public sealed interface SealedOperation {
 
     record ResetQuota(List<String> pidIds) implements SealedOperation {
         public ResetQuota {
-            pidIds = validIds(pidIds);
+            pidIds = new Operation.ResetQuota(pidIds).pidIds(); // same rules
         }
 
         @Override
@@ -129,25 +125,5 @@ public sealed interface SealedOperation {
 
     private static List<SealedPidSpec> seal(List<PidSpec> specs, Function<String, SealedSecret> sealer) {
         return specs.stream().map(spec -> SealedPidSpec.seal(spec, sealer)).toList();
-    }
-
-    private static List<String> validIds(List<String> ids) {
-        List<String> copy = List.copyOf(requireNonNull(ids, "pids"));
-        copy.forEach(id -> Names.requirePidId(id, "pids"));
-        requireDistinct(copy);
-        return copy;
-    }
-
-    private static void requireDistinct(List<String> ids) {
-        requireArgument(
-                !ids.isEmpty() && ids.size() <= Operation.MAX_PIDS,
-                "pids",
-                "an operation names 1..%d PIDs, got %d",
-                Operation.MAX_PIDS,
-                ids.size());
-        var seen = new HashSet<String>();
-        for (String id : ids) {
-            requireArgument(seen.add(id), "pids", "PID %s appears twice in one operation", id);
-        }
     }
 }

@@ -21,20 +21,7 @@ public record SealedPidSpec(
     public SealedPidSpec {
         Names.requirePidId(id, "pids.id");
         StorageLimits.requireSecret(requireNonNull(secret, "pids.secret"), "pids.secret");
-        requireArgument(
-                monthlyQuota >= 0 && monthlyQuota <= PidAccount.MAX_MONTHLY_QUOTA,
-                "pids.monthlyQuota",
-                "monthlyQuota of %s must be within 0..%d, was %d",
-                id,
-                PidAccount.MAX_MONTHLY_QUOTA,
-                monthlyQuota);
-        requireArgument(
-                overageAllowance >= 0 && overageAllowance <= PidAccount.MAX_MONTHLY_QUOTA,
-                "pids.overageAllowance",
-                "overageAllowance of %s must be within 0..%d, was %d",
-                id,
-                PidAccount.MAX_MONTHLY_QUOTA,
-                overageAllowance);
+        PidSpec.requireQuotas(id, monthlyQuota, overageAllowance);
         attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
         StorageLimits.requireAttributes(attributes, "pids.attributes");
     }

@@ -3,9 +3,14 @@ package io.pidpool.core.allocation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidState;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Random;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -217,6 +222,96 @@ class AllocationPlannerProperties {
         assertThat(plan.adds()).extracting(PlanStep::pid).containsExactlyInAnyOrderElementsOf(share);
     }
 
+    /**
+     * The planner plans exactly what {@link ReferenceAllocationPlanner} (session 2's implementation,
+     * kept in test scope) plans — the same steps in the same order, the same signals, the same next
+     * state — on every snapshot of a random history, and on each of them again with random corruption
+     * (duplicate holders, nodes in every state, PIDs held in the wrong module or wanted by nobody,
+     * cooldowns).
+     */
+    @Property(tries = 500)
+    void thePlannerPlansExactlyWhatTheReferencePlannerPlans(
+            @ForAll("histories") List<Action> history,
+            @ForAll @IntRange(min = 1, max = 5) int servers,
+            @ForAll @IntRange(min = 0, max = 40) int initialPids,
+            @ForAll boolean weighted,
+            @ForAll boolean throttled,
+            @ForAll long seed) {
+        var sim = new ClusterSimulator(policy(throttled));
+        var reference = new ReferenceAllocationPlanner(sim.policy);
+        var random = new Random(seed);
+        int[] compared = {0};
+        sim.beforePlan = (snapshot, state) -> {
+            assertSamePlan(reference.plan(snapshot, state, sim.now), sim.planner.plan(snapshot, state, sim.now));
+            ClusterSnapshot corrupt = corrupt(snapshot, random, sim.now);
+            assertSamePlan(reference.plan(corrupt, state, sim.now), sim.planner.plan(corrupt, state, sim.now));
+            compared[0]++;
+        };
+        List<ModuleKey> modules = List.of(sim.module("a", servers), sim.module("b", 2));
+        sim.addPids(modules.get(0), initialPids);
+        sim.addPids(modules.get(1), initialPids / 2);
+        for (Action action : history) {
+            play(sim, modules, action, weighted);
+        }
+        sim.quiesce(LONGEST, 100);
+        assertThat(compared[0]).isPositive();
+    }
+
+    private static void assertSamePlan(Plan expected, Plan actual) {
+        assertThat(actual.steps()).isEqualTo(expected.steps());
+        assertThat(actual.signals()).isEqualTo(expected.signals());
+        assertThat(actual.nextState()).isEqualTo(expected.nextState());
+        // reservations are sets, but their order feeds the next plan: it must match too
+        assertThat(reservations(actual)).isEqualTo(reservations(expected));
+    }
+
+    private static List<List<String>> reservations(Plan plan) {
+        return plan.nextState().modules().values().stream()
+                .flatMap(module -> module.slots().stream())
+                .map(slot -> List.copyOf(slot.reserved()))
+                .toList();
+    }
+
+    /** The snapshot with random extra nodes on live and departed instances, and random cooldowns. */
+    private static ClusterSnapshot corrupt(ClusterSnapshot snapshot, Random random, long now) {
+        List<String> universe = new ArrayList<>(List.of("stray1", "stray2"));
+        snapshot.modules().forEach(m -> universe.addAll(m.desiredPids()));
+        PidState[] states = PidState.values();
+        List<ModuleSnapshot> modules = new ArrayList<>();
+        for (ModuleSnapshot module : snapshot.modules()) {
+            List<LiveInstance> live = new ArrayList<>();
+            for (LiveInstance instance : module.live()) {
+                var nodes = new LinkedHashMap<>(instance.pids());
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    nodes.put(universe.get(random.nextInt(universe.size())), states[random.nextInt(states.length)]);
+                }
+                live.add(new LiveInstance(
+                        instance.id(), instance.sessionId(), instance.weight(), instance.registrationOrder(), nodes));
+            }
+            List<DepartedInstance> departed = new ArrayList<>();
+            for (DepartedInstance instance : module.departed()) {
+                var nodes = new LinkedHashMap<>(instance.pids());
+                var released = new LinkedHashSet<>(instance.released());
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    String pid = universe.get(random.nextInt(universe.size()));
+                    nodes.put(pid, states[random.nextInt(states.length)]);
+                    if (random.nextBoolean()) {
+                        released.add(pid);
+                    }
+                }
+                departed.add(new DepartedInstance(
+                        instance.id(), instance.sessionId(), instance.departedAtNanos(), nodes, released));
+            }
+            var cooldowns = new HashMap<>(module.cooldowns());
+            for (int i = random.nextInt(3); i > 0; i--) {
+                cooldowns.put(
+                        universe.get(random.nextInt(universe.size())), now + (random.nextInt(3) - 1) * 1_000_000_000L);
+            }
+            modules.add(new ModuleSnapshot(module.config(), module.desiredPids(), live, departed, cooldowns));
+        }
+        return new ClusterSnapshot(modules);
+    }
+
     private static PlannerPolicy policy(boolean throttled) {
         return PlannerPolicy.defaults(GRACE)
                 .withRebalanceDelay(DELAY)
@@ -224,7 +319,7 @@ class AllocationPlannerProperties {
                 .withMoveLimits(throttled ? 2 : 1_000, throttled ? 3 : 10_000);
     }
 
-    private static void play(ClusterSimulator sim, List<ModuleKey> modules, Action action, boolean weighted) {
+    static void play(ClusterSimulator sim, List<ModuleKey> modules, Action action, boolean weighted) {
         ModuleKey module = modules.get(action.a() % modules.size());
         List<ClusterSimulator.Instance> members = sim.liveIn(module);
         int b = action.b();

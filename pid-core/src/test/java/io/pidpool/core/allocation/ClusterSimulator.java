@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 
 /**
  * A deterministic model of the cluster around the planner: modules, instances with their PID nodes,
@@ -73,6 +74,9 @@ final class ClusterSimulator {
     int addsApplied;
     int plans;
     Plan lastPlan;
+    /** Called with every snapshot and state just before {@link #step()} plans them (e.g. to compare planners). */
+    BiConsumer<ClusterSnapshot, PlannerState> beforePlan = (snapshot, state) -> {};
+
     private long nextSession = 0x100;
     private long nextOrder = 1;
     private int nextInstance = 1;
@@ -195,7 +199,9 @@ final class ClusterSimulator {
 
     /** Plans at the current time, checks the plan's shape, applies it, keeps its state, checks exclusivity. */
     Plan step() {
-        Plan plan = planner.plan(snapshot(), state, now);
+        ClusterSnapshot snapshot = snapshot();
+        beforePlan.accept(snapshot, state);
+        Plan plan = planner.plan(snapshot, state, now);
         assertWellFormed(plan);
         apply(plan);
         state = plan.nextState();

@@ -21,6 +21,7 @@ public final class LeaderState {
     private final Set<String> pathsInFlight = new HashSet<>();
     private final Map<String, Integer> pidsInFlight = new HashMap<>();
     private final Map<String, Intent> addsInFlight = new HashMap<>();
+    private final Set<InstanceKey> handshakesInFlight = new HashSet<>();
     private final Map<InstanceKey, Long> departedAt = new HashMap<>();
     private final Map<InstanceKey, Long> sessions = new HashMap<>();
     private final Map<String, Long> instructionSeen = new HashMap<>();
@@ -44,6 +45,9 @@ public final class LeaderState {
                     addsInFlight.put(intent.pid(), intent);
                 }
             }
+            if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                handshakesInFlight.add(intent.holder());
+            }
         } else if (record instanceof LeaderRecord.WriteSettled settled) {
             Intent intent = settled.intent();
             for (ZkWrite write : intent.writes()) {
@@ -54,6 +58,9 @@ public final class LeaderState {
                 if (intent.kind() == Intent.Kind.ADD) {
                     addsInFlight.remove(intent.pid(), intent);
                 }
+            }
+            if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                handshakesInFlight.remove(intent.holder());
             }
         } else if (record instanceof LeaderRecord.Departed departed) {
             departedAt.putIfAbsent(departed.key(), departed.atNanos());
@@ -107,6 +114,11 @@ public final class LeaderState {
 
     public boolean pidInFlight(String pid) {
         return pidsInFlight.containsKey(pid);
+    }
+
+    /** Whether a handshake of this instance was sent and its outcome is not known yet. */
+    public boolean handshakeInFlight(InstanceKey key) {
+        return handshakesInFlight.contains(key);
     }
 
     /** ADDINGs sent but not yet confirmed, by PID. */

@@ -19,6 +19,20 @@ public interface LeaderStore {
     /** Every module, every PID and every assignment row. */
     Snapshot load();
 
+    /**
+     * Every module and every PID, without the assignment rows: what a new term needs before it
+     * serves (the rows only mirror ZooKeeper and are diffed after the first pass).
+     */
+    default Snapshot loadAccounts() {
+        Snapshot all = load();
+        return new Snapshot(all.modules(), all.pids(), List.of());
+    }
+
+    /** Every assignment row. */
+    default List<Assignment> loadAssignments() {
+        return load().assignments();
+    }
+
     /** Creates or replaces assignment rows (each stamped with the writer's epoch; FENCED if a stored row is newer). */
     void recordAssignments(Collection<Assignment> rows);
 

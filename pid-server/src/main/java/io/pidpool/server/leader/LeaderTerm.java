@@ -116,6 +116,8 @@ final class LeaderTerm {
     private long lastPassCostNanos;
     private long lastPlacementCostNanos;
     private boolean placementTimer;
+    /** Whether {@link LeaderState#rows()} holds the stored rows yet (a new term reads them after its first pass). */
+    private boolean rowsLoaded;
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
     LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
@@ -148,9 +150,9 @@ final class LeaderTerm {
         // the scan is asynchronous (read multi-ops, a level's requests all in flight): it runs while
         // this thread loads the database, instead of after it
         var scanning = ctx.scanner().scan(ctx.layout().modules(), 3);
-        loadDatabase();
+        // the assignment rows are not needed to serve: they are read after the first pass
+        loadAccounts();
         long t2 = System.nanoTime();
-        reconcileQuota(); // a new leader provisions every limit once (its own thread; Redis may be down)
         List<NodeEvent> scan = ZkSupport.await(scanning, ctx.settings().zkTimeout(), "scan");
         long t3 = System.nanoTime();
         scan.forEach(ctx.view()::replay);
@@ -177,6 +179,14 @@ final class LeaderTerm {
         long t5 = System.nanoTime();
         runPass();
         log.info("{}: first pass {} ms", ctx.nodeId(), (System.nanoTime() - t5) / 1_000_000);
+        // after serving: the rows (then a full pass diffs them) and every quota limit, which a new
+        // leader provisions once (on QuotaSync's thread; Redis may be down)
+        ctx.serial()
+                .execute(() -> guarded(() -> {
+                    loadRows();
+                    reconcileQuota();
+                    requestPass();
+                }));
         // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
         ctx.serial().execute(() -> guarded(this::pollBatches));
     }
@@ -392,10 +402,30 @@ final class LeaderTerm {
         LeaderStore.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
         state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        rowsLoaded = true;
         loadCooldowns(); // stored end times: a new leader does not start them over
         lastLoadNanos = ctx.ticker().read();
         lastLoadCostNanos = lastLoadNanos - t0;
         fullRequested = true;
+    }
+
+    /** The term start's load: accounts, modules and cooldowns, not the rows (see {@link #loadRows()}). */
+    private void loadAccounts() {
+        long t0 = ctx.ticker().read();
+        db.load(ctx.store().loadAccounts());
+        loadCooldowns();
+        lastLoadNanos = ctx.ticker().read();
+        lastLoadCostNanos = lastLoadNanos - t0;
+        fullRequested = true;
+    }
+
+    private void loadRows() {
+        if (closed || rowsLoaded) {
+            return;
+        }
+        state.replay(new LeaderRecord.RowsLoaded(ctx.store().loadAssignments()));
+        rowsLoaded = true;
+        fullRequested = true; // diff every row against the view
     }
 
     /**
@@ -506,6 +536,7 @@ final class LeaderTerm {
             submit(intent);
         }
         writer.flush();
+        long flushed = ctx.ticker().read();
         try {
             writeDatabase(decision);
         } catch (PidPoolException e) {
@@ -516,6 +547,18 @@ final class LeaderTerm {
             log.warn("database update of this pass failed: {}", e.getMessage());
         }
         lastPassCostNanos = ctx.ticker().read() - now;
+        if (log.isDebugEnabled()) {
+            log.debug(
+                    "pass {} ({}{}, {} dirty): decide {} ms, {} intents sent after {} ms, rows {} ms",
+                    passes,
+                    full ? "full" : "incremental",
+                    placement ? ", placement" : "",
+                    dirty.size(),
+                    decideCost / 1_000_000,
+                    decision.intents().size(),
+                    (flushed - now) / 1_000_000,
+                    (ctx.ticker().read() - flushed) / 1_000_000);
+        }
     }
 
     private void writeDatabase(Reconciler.Decision decision) {
@@ -526,6 +569,9 @@ final class LeaderTerm {
             for (PidAccount pid : decision.pidUpdates()) {
                 db.replay(new DbChange.PidPut(pid));
             }
+        }
+        if (!rowsLoaded) {
+            return; // the term's first pass: the stored rows are read after it, then a full pass diffs them
         }
         // A new term re-stamps every row (100,000 at scale: seconds of database work). Rows are not
         // needed to serve, so at most ROWS_PER_PASS are written per pass; the others are diffed again
@@ -574,7 +620,8 @@ final class LeaderTerm {
         if (error == null && intent.kind() == Intent.Kind.REVOKE) {
             intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
         }
-        // the planner counted this add as in flight: its node appearing changes nothing for it
+        // the planner counted this add as in flight, and this live instance as ready: the add's node or
+        // the handshake's pids node appearing changes nothing for it
         boolean placedBefore = ctx.view().structureVersion() == placedStructure;
         if (error == null) {
             for (WriteResult result : results) {
@@ -603,7 +650,8 @@ final class LeaderTerm {
                 refresh(intent); // the view was wrong about these nodes: re-read just them
             }
         }
-        if (error == null && intent.kind() == Intent.Kind.ADD && placedBefore) {
+        boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
+        if (error == null && expected && placedBefore) {
             placedStructure = ctx.view().structureVersion();
         }
         requestPass();

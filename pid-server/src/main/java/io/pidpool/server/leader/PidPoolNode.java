@@ -88,6 +88,7 @@ public final class PidPoolNode implements AutoCloseable {
     private final ScheduledExecutorService io;
     private final BatchService batches;
     private final QuotaSync quota;
+    private final Runnable beforeTerm;
 
     // owned by the serial executor
     private volatile LeaderLatch latch;
@@ -101,6 +102,7 @@ public final class PidPoolNode implements AutoCloseable {
         this.layout = b.layout;
         this.settings = b.settings;
         this.connectTimeout = b.connectionTimeout;
+        this.beforeTerm = b.beforeTerm;
         this.client = b.zkAuth
                 .configure(
                         CuratorFrameworkFactory.builder()
@@ -171,7 +173,13 @@ public final class PidPoolNode implements AutoCloseable {
         }
         client.getConnectionStateListenable().addListener((c, newState) -> onConnectionState(newState), serial);
         call(() -> {
-            modulesWatcher = new TreeWatcher(client, layout.modules(), false, serial, this::observed, () -> {});
+            // the view covers a notification if it already holds the node at that zxid or later (the
+            // leader's own writes are replayed from their results): no read for those
+            modulesWatcher =
+                    new TreeWatcher(client, layout.modules(), false, serial, this::observed, () -> {}, (path, zxid) -> {
+                        ZkView.Entry entry = view.node(path);
+                        return entry != null && entry.stat().mzxid() >= zxid;
+                    });
             modulesWatcher.start();
             notifyWatcher = new TreeWatcher(client, layout.notifyNode(), true, serial, this::notified, () -> {});
             notifyWatcher.start();
@@ -253,6 +261,7 @@ public final class PidPoolNode implements AutoCloseable {
         LeaderTerm candidate = new LeaderTerm(ctx, cause -> stepDown(cause.getMessage()));
         term = candidate;
         try {
+            beforeTerm.run();
             candidate.begin();
             leading = true;
         } catch (RuntimeException e) {
@@ -528,6 +537,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Duration quotaReconcileInterval = Duration.ofSeconds(30);
         private Duration quotaRetryDelay = Duration.ofSeconds(1);
         private Runnable batchHook = () -> {};
+        private Runnable beforeTerm = () -> {};
         private Function<Duration, PlacementPolicy> placement;
         private AlertSink alerts = AlertSink.logging();
         private io.pidpool.core.port.CooldownRepository cooldowns;
@@ -629,6 +639,12 @@ public final class PidPoolNode implements AutoCloseable {
         /** Test hook: runs inside each batch's transaction, after its row is locked. */
         Builder batchHook(Runnable value) {
             this.batchHook = requireNonNull(value, "batchHook");
+            return this;
+        }
+
+        /** Test hook: runs on the serial executor after winning the election, before the term's first step. */
+        Builder beforeTerm(Runnable value) {
+            this.beforeTerm = requireNonNull(value, "beforeTerm");
             return this;
         }
 

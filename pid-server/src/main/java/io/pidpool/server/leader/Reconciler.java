@@ -114,7 +114,7 @@ final class Reconciler {
         pass.place(policy);
         pass.rows();
         return new Decision(
-                pass.intents,
+                pass.ordered(),
                 pass.rowUpserts,
                 pass.rowRemovals,
                 pass.pidUpdates,
@@ -141,6 +141,8 @@ final class Reconciler {
         final Set<String> touched = new HashSet<>();
         /** PIDs whose database row this pass changes. */
         final Set<String> updatedPids = new HashSet<>();
+        /** Instances whose handshake this pass writes (their adds may follow it in the same pass). */
+        final Set<InstanceKey> handshaking = new HashSet<>();
 
         Set<InstanceKey> holders;
         final Scope scope;
@@ -157,6 +159,37 @@ final class Reconciler {
 
         void emit(LeaderRecord record) {
             state.replay(record);
+        }
+
+        /**
+         * The intents in the order they are to be sent: as decided, except that the adds of an
+         * instance handshaken in this pass follow its handshake directly, so that the pids path and the
+         * share mostly travel in the same multi-op and the SDK, pointed at the node, lists the whole
+         * share at once. (Only the order of writes about different PIDs changes: each PID has at most
+         * one decision per pass.)
+         */
+        List<Intent> ordered() {
+            if (handshaking.isEmpty()) {
+                return intents;
+            }
+            Map<InstanceKey, List<Intent>> shares = new HashMap<>();
+            for (Intent intent : intents) {
+                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
+                    shares.computeIfAbsent(intent.holder(), k -> new ArrayList<>())
+                            .add(intent);
+                }
+            }
+            List<Intent> ordered = new ArrayList<>(intents.size());
+            for (Intent intent : intents) {
+                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
+                    continue;
+                }
+                ordered.add(intent);
+                if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                    ordered.addAll(shares.getOrDefault(intent.holder(), List.of()));
+                }
+            }
+            return ordered;
         }
 
         // ---------------------------------------------------------------- departures
@@ -587,13 +620,29 @@ final class Reconciler {
                                 data.withPidsPath(expected).encode(),
                                 instance.entry().stat().version()));
                     }
-                    write(Intent.Kind.HANDSHAKE, key, null, writes, Map.of(), "handshake");
+                    if (write(Intent.Kind.HANDSHAKE, key, null, writes, Map.of(), "handshake")) {
+                        handshaking.add(key);
+                    }
                 }
             }
         }
 
+        /**
+         * Whether PID nodes may be written for this instance now: its handshake is done, or written in
+         * this pass, or on its way. DESIGN §5's order (pids node, its path in the instance node, then the
+         * share as ADDING) is kept without waiting a round trip for the handshake's answer: the leader
+         * writes through one session, whose requests ZooKeeper applies in order, and the intents of a
+         * pass are submitted in order (handshakes before the placement's adds), so the creates reach the
+         * server behind the pids node and the pointer. If the handshake fails, the creates under a
+         * missing pids node fail too (NONODE: nothing is held, the PIDs are placed again), or land under
+         * an existing one the SDK lists once it is pointed at it (it reads the children that are there
+         * when it starts watching).
+         */
         boolean ready(InstanceKey key) {
             ZkView.InstanceEntry instance = live(key);
+            if (instance != null && (handshaking.contains(key) || state.handshakeInFlight(key))) {
+                return true;
+            }
             String expected = layout.pids(key.module(), key.instance());
             return instance != null
                     && instance.node() != null

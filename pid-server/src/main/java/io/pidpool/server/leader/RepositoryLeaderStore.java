@@ -37,13 +37,24 @@ public final class RepositoryLeaderStore implements LeaderStore {
 
     @Override
     public Snapshot load() {
+        Snapshot accounts = loadAccounts();
+        return new Snapshot(accounts.modules(), accounts.pids(), loadAssignments());
+    }
+
+    @Override
+    public Snapshot loadAccounts() {
         List<ModuleConfig> modules = new ArrayList<>();
         List<PidAccount> pids = new ArrayList<>();
         for (PidWithModule entry : repositories.pids().loadPidWithModule()) {
             modules.add(entry.module());
             pids.addAll(entry.pids());
         }
-        return new Snapshot(modules, pids, repositories.assignments().findAll());
+        return new Snapshot(modules, pids, List.of());
+    }
+
+    @Override
+    public List<Assignment> loadAssignments() {
+        return repositories.assignments().findAll();
     }
 
     @Override

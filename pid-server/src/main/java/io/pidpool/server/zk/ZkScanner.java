@@ -58,6 +58,24 @@ public final class ZkScanner {
                 });
     }
 
+    /**
+     * Reads just the data of these nodes (no children lists), {@value #OPS_PER_REQUEST} per read
+     * multi-op: what a watcher needs after notifications about changed or created nodes. A node
+     * gone meanwhile yields {@link NodeEvent.Absent}.
+     */
+    public CompletableFuture<List<NodeEvent>> readData(List<String> paths) {
+        List<CompletableFuture<List<NodeEvent>>> requests = new ArrayList<>();
+        for (int from = 0; from < paths.size(); from += OPS_PER_REQUEST) {
+            requests.add(read(paths.subList(from, Math.min(paths.size(), from + OPS_PER_REQUEST)), false));
+        }
+        return CompletableFuture.allOf(requests.toArray(CompletableFuture[]::new))
+                .thenApply(all -> {
+                    List<NodeEvent> events = new ArrayList<>();
+                    requests.forEach(r -> events.addAll(r.join()));
+                    return events;
+                });
+    }
+
     private CompletableFuture<Void> level(List<String> paths, int depth, int maxDepth, List<NodeEvent> events) {
         if (paths.isEmpty()) {
             return CompletableFuture.completedFuture(null);

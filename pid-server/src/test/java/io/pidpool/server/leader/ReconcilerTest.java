@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
 class ReconcilerTest {
@@ -47,11 +48,16 @@ class ReconcilerTest {
         return PidNode.decode(data);
     }
 
+    /**
+     * DESIGN §5: the leader creates the pids node, writes its path into the instance node, then the
+     * share as ADDING. The share no longer waits for the handshake's answer (a round trip and a pass):
+     * it is decided in the same pass and submitted after the handshake, and one session's writes are
+     * applied in order, so the creates reach ZooKeeper behind the pids node and the pointer.
+     */
     @Test
-    void aNewInstanceGetsItsPidsNodeAndItsPathBeforeAnything() {
+    void aNewInstanceGetsItsPidsNodeAndItsPathFirstAndItsShareRightBehindThem() {
         InstanceKey key = fx.instance(M, "i-1", 11, false);
         var d = decide(T0);
-        assertThat(d.intents()).hasSize(1);
         Intent handshake = d.intents().get(0);
         assertThat(handshake.kind()).isEqualTo(Intent.Kind.HANDSHAKE);
         String pidsPath = ViewFixture.LAYOUT.pids(M, key.instance());
@@ -60,6 +66,59 @@ class ReconcilerTest {
         var set = (ZkWrite.SetData) handshake.writes().get(1);
         assertThat(set.version()).isZero();
         assertThat(InstanceNode.decode(set.data()).pidsPath()).isEqualTo(pidsPath);
+        List<Intent> rest = d.intents().subList(1, d.intents().size());
+        assertThat(rest).extracting(Intent::kind).containsOnly(Intent.Kind.ADD);
+        assertThat(rest).extracting(Intent::pid).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
+        assertThat(rest)
+                .allSatisfy(add -> assertThat(add.writes()).singleElement().satisfies(w -> assertThat(w.path())
+                        .startsWith(pidsPath + "/")));
+    }
+
+    @Test
+    void eachNewInstancesShareDirectlyFollowsItsOwnHandshake() {
+        fx.instance(M, "i-1", 11, false);
+        fx.instance(M, "i-2", 22, false);
+        List<Intent> intents = decide(T0).intents();
+        assertThat(intents).hasSize(6);
+        String current = null;
+        for (Intent intent : intents) {
+            if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                current = intent.holder().instance().value();
+            } else {
+                assertThat(intent.kind()).isEqualTo(Intent.Kind.ADD);
+                assertThat(intent.holder().instance().value()).isEqualTo(current);
+            }
+        }
+        assertThat(intents).filteredOn(i -> i.kind() == Intent.Kind.HANDSHAKE).hasSize(2);
+    }
+
+    @Test
+    void whileTheHandshakeIsInFlightTheShareFollowsItButTheHandshakeIsNotSentAgain() {
+        InstanceKey key = fx.instance(M, "i-1", 11, false);
+        Intent handshake = new Intent(
+                Intent.Kind.HANDSHAKE,
+                key,
+                null,
+                List.of(new ZkWrite.Create(
+                        ViewFixture.LAYOUT.pids(M, key.instance()), new byte[0], CreateMode.PERSISTENT)),
+                Map.of(),
+                "handshake");
+        state.replay(new LeaderRecord.WriteIssued(handshake));
+        var d = decide(T0);
+        assertThat(d.intents()).extracting(Intent::kind).containsOnly(Intent.Kind.ADD);
+        assertThat(d.intents()).hasSize(4);
+        state.replay(new LeaderRecord.WriteSettled(handshake));
+        assertThat(state.handshakeInFlight(key)).isFalse();
+    }
+
+    @Test
+    void aLiveInstanceWhoseHandshakeCannotBeWrittenGetsNothing() {
+        InstanceKey key = fx.instance(M, "i-1", 11, false);
+        // a write about its pids path is still in flight (e.g. the removal of an old, empty pids node)
+        String pidsPath = ViewFixture.LAYOUT.pids(M, key.instance());
+        state.replay(new LeaderRecord.WriteIssued(new Intent(
+                Intent.Kind.REMOVE_PIDS_NODE, key, null, List.of(new ZkWrite.Delete(pidsPath, 0)), Map.of(), "x")));
+        assertThat(decide(T0).intents()).isEmpty();
     }
 
     @Test

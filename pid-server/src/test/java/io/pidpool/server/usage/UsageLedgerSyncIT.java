@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.pidpool.client.quota.DeductRequest;
 import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.client.quota.UsageEvent;
 import io.pidpool.client.quota.UsageEventLog;
@@ -64,6 +65,92 @@ class UsageLedgerSyncIT {
                             .sum())
                     .isZero();
             clients.stream().filter(c -> c != f.quota).forEach(RedissonQuotaLedger::close);
+        }
+    }
+
+    @Test
+    void batchedDeductionsReachTheLedgerExactlyOnceFromOneStreamEntryPerBatch() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            List<String> pids = pids(f, 6);
+            List<RedissonQuotaLedger> clients = List.of(f.quota, f.quotaClient("c2"));
+            // pages of 3 stream entries: a page holds many more events than that
+            UsageLedgerSync sync =
+                    new UsageLedgerSync(f.log, f.redisson, f.ledger, UsageFixture.CONSUMER, f.clock, 3, 20_000);
+            AtomicBoolean stop = new AtomicBoolean();
+            List<SyncReport> reports = new ArrayList<>();
+            Thread syncer = new Thread(
+                    () -> {
+                        while (!stop.get()) {
+                            reports.addAll(sync.syncAll());
+                        }
+                    },
+                    "sync");
+            syncer.start();
+            Workload load = new Workload(pids, f.month, "b");
+            load.runBatched(clients, 40, 12, 11);
+            stop.set(true);
+            join(syncer);
+            reports.addAll(sync.syncAll());
+
+            assertLedgerMatches(f, load);
+            assertThat(reports.stream().mapToInt(SyncReport::recorded).sum())
+                    .isEqualTo(load.grants.size() + load.refunds.size());
+            assertThat(reports)
+                    .allSatisfy(
+                            r -> assertThat(r.alertWorthy()).as(r.toString()).isFalse());
+            assertThat(reports.stream()
+                            .mapToInt(SyncReport::compensatedFromStream)
+                            .sum())
+                    .isZero();
+            // fewer stream entries than deduction events: the batches were coalesced per shard
+            long entries = 0;
+            for (int s = 0; s < f.keys.shards(); s++) {
+                entries += f.redisson
+                        .getStream(f.keys.events(s), StringCodec.INSTANCE)
+                        .size();
+            }
+            assertThat(entries).isLessThan(load.grants.size() + load.refunds.size());
+            clients.stream().filter(c -> c != f.quota).forEach(RedissonQuotaLedger::close);
+        }
+    }
+
+    @Test
+    void aLostBatchEntryIsAGapOfItsWholeRangeRecoveredFromTheMonthRecords() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            int shard = f.keys.shardOf(pid);
+            for (int b = 0; b < 3; b++) {
+                List<DeductRequest> batch = new ArrayList<>();
+                for (int i = 1; i <= 5; i++) {
+                    batch.add(new DeductRequest(pid, f.month, i, "e" + b + "-" + i, true));
+                }
+                assertThat(f.quota.tryDeductAll(batch))
+                        .allSatisfy(r -> assertThat(r.granted()).isTrue());
+            }
+            List<UsageEvent> events = f.log.read(shard, UsageEventLog.START, 1000);
+            assertThat(events)
+                    .extracting(UsageEvent::sequence)
+                    .containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L, 15L);
+            // one stream entry per batch: three offsets, five events each
+            assertThat(events.stream().map(UsageEvent::offset).distinct()).hasSize(3);
+            String[] id = events.get(5).offset().split("-");
+            f.redisson
+                    .<String, String>getStream(f.keys.events(shard), StringCodec.INSTANCE)
+                    .remove(new StreamMessageId(Long.parseLong(id[0]), Long.parseLong(id[1])));
+
+            SyncReport report = f.sync().syncShard(shard);
+            assertThat(report.eventsRead()).isEqualTo(10);
+            assertThat(report.streamGaps()).isEqualTo(1);
+            assertThat(report.alerts())
+                    .extracting(GapAlert::fromSeq, GapAlert::toSeq)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(6L, 10L));
+            assertThat(report.recoveredFromRecords()).isEqualTo(5);
+            assertThat(f.ledger.netUsage(pid, f.month.value()))
+                    .isEqualTo(45)
+                    .isEqualTo(f.quota.usage(pid, f.month).used());
+            SyncReport next = f.sync().syncShard(shard);
+            assertThat(next.recorded()).isZero();
+            assertThat(next.recoveredFromRecords()).isZero();
         }
     }
 

@@ -1,5 +1,6 @@
 package io.pidpool.server.usage;
 
+import io.pidpool.client.quota.DeductRequest;
 import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.QuotaMonth;
@@ -68,6 +69,76 @@ final class Workload {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new AssertionError(e);
+            }
+        }
+    }
+
+    /**
+     * {@code clients.size()} threads, each sending {@code batches} batches of {@code size} deductions
+     * through the batch script ({@code tryDeductAll}); 1 in 5 ids is repeated within its batch and 1
+     * in 4 batches is sent twice (retries answered "granted before"); 1 in 3 grants is partially
+     * refunded through the single refund script, twice.
+     */
+    void runBatched(List<RedissonQuotaLedger> clients, int batches, int size, long seed) {
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < clients.size(); t++) {
+            RedissonQuotaLedger client = clients.get(t);
+            SplittableRandom random = new SplittableRandom(seed + t);
+            int thread = t;
+            Thread th = new Thread(
+                    () -> {
+                        for (int b = 0; b < batches; b++) {
+                            batch(client, random, tag + "-" + thread + "-" + b + "-", size);
+                        }
+                    },
+                    "batch-load-" + t);
+            th.start();
+            threads.add(th);
+        }
+        for (Thread t : threads) {
+            try {
+                t.join(Duration.ofMinutes(3).toMillis());
+                if (t.isAlive()) {
+                    throw new AssertionError("load thread did not finish");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    private void batch(RedissonQuotaLedger client, SplittableRandom random, String prefix, int size) {
+        List<DeductRequest> requests = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            if (i > 0 && random.nextInt(5) == 0) {
+                requests.add(requests.get(random.nextInt(i)));
+            } else {
+                String pid = pids.get(random.nextInt(pids.size()));
+                requests.add(new DeductRequest(pid, month, 1 + random.nextInt(3), prefix + i, true));
+            }
+        }
+        int sends = random.nextInt(4) == 0 ? 2 : 1;
+        List<DeductResult> results = null;
+        for (int s = 0; s < sends; s++) {
+            results = untilAnswered(() -> client.tryDeductAll(requests));
+        }
+        for (int i = 0; i < size; i++) {
+            DeductRequest r = requests.get(i);
+            if (!results.get(i).granted()
+                    || grants.putIfAbsent(r.deductionId(), new Grant(r.pid(), r.amount())) != null) {
+                continue;
+            }
+            if (random.nextInt(3) == 0) {
+                String rid = "r" + r.deductionId();
+                long back = 1 + random.nextInt((int) r.amount());
+                RefundResult rr = null;
+                for (int s = 0; s < 2; s++) {
+                    rr = untilAnswered(() -> client.refund(r.pid(), month, r.deductionId(), rid, back));
+                }
+                if (rr instanceof RefundResult.RefundApplied || rr instanceof RefundResult.RefundDuplicate) {
+                    refunds.put(rid, new GivenBack(r.deductionId(), r.pid(), back));
+                }
             }
         }
     }

@@ -116,8 +116,8 @@ public final class WorkerPool implements AutoCloseable {
     }
 
     /**
-     * Graceful stop: leaves the ring first (its successors take its ranges at once), starts no more
-     * handlers, lets running ones finish (at most the handler timeout), releases claimed tasks that
+     * Graceful stop: starts no more handlers, leaves the ring (its successors take its ranges at
+     * once), lets running ones finish (at most the handler timeout), releases claimed tasks that
      * never started and writes the outcomes. Waits at most the shutdown timeout. Idempotent.
      */
     @Override
@@ -126,11 +126,11 @@ public final class WorkerPool implements AutoCloseable {
             worker.close();
             return;
         }
+        worker.stop(); // before STOPPING is visible: no handler starts once it is
         if (!state.compareAndSet(State.STARTED, State.STOPPING)) {
             return;
         }
         membership.close();
-        worker.stop();
         wakeUp();
         try {
             loop.join(config.shutdownTimeout().toMillis());

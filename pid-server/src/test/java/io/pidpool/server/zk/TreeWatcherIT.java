@@ -1,0 +1,189 @@
+package io.pidpool.server.zk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pidpool.server.testing.LoopbackZooKeeper;
+import io.pidpool.server.testing.ZkTestSupport;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The watcher on a real ZooKeeper, with an executor the test pumps by hand, so that "notifications
+ * that arrived together" is a fact of the test, not of timing.
+ */
+class TreeWatcherIT {
+    static final String NS = "pidpool/watcher";
+    static LoopbackZooKeeper zk;
+    static CuratorFramework client;
+    static CuratorFramework other;
+
+    final ManualExecutor executor = new ManualExecutor();
+    final List<NodeEvent> events = new ArrayList<>();
+    final Map<String, Long> known = new ConcurrentHashMap<>();
+    String root;
+    TreeWatcher watcher;
+
+    @BeforeAll
+    static void startZooKeeper() throws Exception {
+        zk = new LoopbackZooKeeper();
+        client = ZkTestSupport.client(zk.connectString(), NS);
+        other = ZkTestSupport.client(zk.connectString(), NS);
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws Exception {
+        other.close();
+        client.close();
+        zk.close();
+    }
+
+    @BeforeEach
+    void tree() throws Exception {
+        root = "/t" + System.nanoTime();
+        client.create().creatingParentContainersIfNeeded().forPath(root + "/a/x", bytes("x0"));
+        watcher = new TreeWatcher(client, root, false, executor, events::add, () -> {}, (path, zxid) -> {
+            Long mzxid = known.get(path);
+            return mzxid != null && mzxid >= zxid;
+        });
+        watcher.start();
+        executor.pumpUntil(() -> upserts(root + "/a/x").size() == 1);
+    }
+
+    @AfterEach
+    void close() {
+        watcher.close();
+    }
+
+    @Test
+    void theFirstScanDeliversTheExistingSubtree() {
+        assertThat(upserts(root)).hasSize(1);
+        assertThat(upserts(root + "/a")).hasSize(1);
+        assertThat(new String(upserts(root + "/a/x").get(0).data(), StandardCharsets.UTF_8))
+                .isEqualTo("x0");
+        assertThat(events)
+                .anyMatch(e -> e instanceof NodeEvent.Listing l && l.path().equals(root + "/a"));
+    }
+
+    @Test
+    void nodesCreatedTogetherAreReadTogetherInReadMultiOps() throws Exception {
+        List<CuratorOp> creates = new ArrayList<>();
+        for (int i = 0; i < 450; i++) {
+            creates.add(other.transactionOp().create().forPath(root + "/a/n" + i, bytes("v" + i)));
+        }
+        long before = watcher.notifications();
+        other.transaction().forOperations(creates);
+        awaitTrue(() -> watcher.notifications() - before >= 450); // all queued before the executor runs
+
+        executor.pumpUntil(
+                () -> watcher.reads() == 450 && upserts(root + "/a/n449").size() == 1);
+
+        assertThat(watcher.readRequests()).isEqualTo(3); // 200 + 200 + 50 getData per read multi-op
+        for (int i = 0; i < 450; i++) {
+            assertThat(upserts(root + "/a/n" + i)).hasSize(1);
+        }
+    }
+
+    @Test
+    void ownWriteIsNotReadButAForeignWriteToTheSamePathIs() throws Exception {
+        String x = root + "/a/x";
+        long before = watcher.notifications();
+        Stat mine = client.setData().forPath(x, bytes("mine"));
+        known.put(x, mine.getMzxid()); // what a writer does with its write's result
+        awaitTrue(() -> watcher.notifications() - before == 1);
+        executor.pumpUntil(() -> watcher.skipped() == 1);
+        assertThat(watcher.reads()).isZero();
+        assertThat(upserts(x)).hasSize(1); // only the first scan's
+
+        other.setData().forPath(x, bytes("theirs"));
+        executor.pumpUntil(() -> upserts(x).size() == 2);
+        assertThat(watcher.reads()).isEqualTo(1);
+        assertThat(new String(upserts(x).get(1).data(), StandardCharsets.UTF_8)).isEqualTo("theirs");
+    }
+
+    @Test
+    void aDeletionNeedsNoReadAndBoundsTheRemovedIncarnation() throws Exception {
+        String x = root + "/a/x";
+        long czxid = upserts(x).get(0).stat().czxid();
+        other.delete().forPath(x);
+        executor.pumpUntil(() -> events.stream()
+                .anyMatch(e -> e instanceof NodeEvent.Removed r && r.path().equals(x)));
+        NodeEvent.Removed removed = (NodeEvent.Removed) events.stream()
+                .filter(e -> e instanceof NodeEvent.Removed r && r.path().equals(x))
+                .findFirst()
+                .orElseThrow();
+        assertThat(removed.lastStat().czxid()).isGreaterThan(czxid);
+        assertThat(watcher.reads()).isZero();
+    }
+
+    @Test
+    void afterALostSessionTheWatchIsBackAndTheTreeRescanned() throws Exception {
+        ZkTestSupport.expireOnServer(client, zk.connectString());
+        other.create().forPath(root + "/a/y", bytes("y"));
+        executor.pumpUntil(() -> upserts(root + "/a/y").size() == 1);
+        other.setData().forPath(root + "/a/y", bytes("y2"));
+        executor.pumpUntil(() -> upserts(root + "/a/y").stream()
+                .anyMatch(u -> new String(u.data(), StandardCharsets.UTF_8).equals("y2")));
+    }
+
+    List<NodeEvent.Upsert> upserts(String path) {
+        List<NodeEvent.Upsert> found = new ArrayList<>();
+        for (NodeEvent e : events) {
+            if (e instanceof NodeEvent.Upsert u && u.path().equals(path)) {
+                found.add(u);
+            }
+        }
+        return found;
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not reached within 20 s");
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** Runs tasks only when the test pumps it, on the test thread, one at a time. */
+    static final class ManualExecutor implements Executor {
+        private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
+
+        @Override
+        public void execute(Runnable task) {
+            tasks.add(task);
+        }
+
+        void pumpUntil(BooleanSupplier condition) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!condition.getAsBoolean()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("condition not reached within 20 s");
+                }
+                Runnable task = tasks.poll(10, TimeUnit.MILLISECONDS);
+                if (task != null) {
+                    task.run();
+                }
+            }
+        }
+    }
+}
