@@ -243,6 +243,24 @@ final class JdbiOperationLog implements OperationLog {
             return List.of();
         }
         String in = Rows.params("b", ids.size());
+        // The header first: the leader writes status and results in one transaction, so results read
+        // after a final status are all there, while results of a batch read as not yet final are
+        // from a later commit and are dropped (statements need not share a snapshot).
+        var headers = new HashMap<Long, Header>();
+        Rows.bindAll(
+                        h.createQuery("SELECT batch_id, status, requested_by, leader_epoch, created_at, updated_at"
+                                + " FROM op_batch WHERE batch_id IN (" + in + ")"),
+                        "b",
+                        ids)
+                .map((rs, ctx) -> headers.put(
+                        rs.getLong("batch_id"),
+                        new Header(
+                                BatchStatus.valueOf(rs.getString("status")),
+                                rs.getString("requested_by"),
+                                new Epoch(rs.getLong("leader_epoch")),
+                                Rows.instant(rs, "created_at"),
+                                Rows.instant(rs, "updated_at"))))
+                .list();
         var attributes = new HashMap<String, Map<String, String>>();
         Rows.bindAll(
                         h.createQuery(
@@ -311,43 +329,36 @@ final class JdbiOperationLog implements OperationLog {
                 })
                 .list();
         var batches = new HashMap<Long, BatchRecord>();
-        Rows.bindAll(
-                        h.createQuery("SELECT batch_id, status, requested_by, leader_epoch, created_at, updated_at"
-                                + " FROM op_batch WHERE batch_id IN (" + in + ")"),
-                        "b",
-                        ids)
-                .map((rs, ctx) -> {
-                    long batch = rs.getLong("batch_id");
-                    var ops = new ArrayList<SealedOperation>();
-                    var results = new ArrayList<OperationResult>();
-                    operations.getOrDefault(batch, new TreeMap<>()).forEach((index, op) -> {
-                        var rows = pids.getOrDefault(batch, Map.of()).getOrDefault(index, new TreeMap<>());
-                        ops.add(op.decode(new ArrayList<>(rows.values())));
-                        if (op.result() != null) {
-                            results.add(op.result());
-                        }
-                    });
-                    Instant created = Rows.instant(rs, "created_at");
-                    Instant updated = Rows.instant(rs, "updated_at");
-                    return batches.put(
-                            batch,
-                            new BatchRecord(
-                                    new BatchId(batch),
-                                    ops,
-                                    BatchStatus.valueOf(rs.getString("status")),
-                                    rs.getString("requested_by"),
-                                    created,
-                                    updated,
-                                    new Epoch(rs.getLong("leader_epoch")),
-                                    results));
-                })
-                .list();
+        headers.forEach((batch, header) -> {
+            var ops = new ArrayList<SealedOperation>();
+            var results = new ArrayList<OperationResult>();
+            operations.getOrDefault(batch, new TreeMap<>()).forEach((index, op) -> {
+                var rows = pids.getOrDefault(batch, Map.of()).getOrDefault(index, new TreeMap<>());
+                ops.add(op.decode(new ArrayList<>(rows.values())));
+                if (op.result() != null && header.status().isFinal()) {
+                    results.add(op.result());
+                }
+            });
+            batches.put(
+                    batch,
+                    new BatchRecord(
+                            new BatchId(batch),
+                            ops,
+                            header.status(),
+                            header.requestedBy(),
+                            header.createdAt(),
+                            header.updatedAt(),
+                            header.epoch(),
+                            results));
+        });
         return ids.stream().map(batches::get).filter(b -> b != null).toList();
     }
 
     private static String key(long batch, int op, int index) {
         return batch + "/" + op + "/" + index;
     }
+
+    private record Header(BatchStatus status, String requestedBy, Epoch epoch, Instant createdAt, Instant updatedAt) {}
 
     private record PidRow(String id, SealedPidSpec spec) {}
 
