@@ -7,7 +7,6 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -86,21 +85,6 @@ final class PidSet extends AbstractSet<String> {
 
     @Override
     public Iterator<String> iterator() {
-        return new Iterator<>() {
-            private int next;
-
-            @Override
-            public boolean hasNext() {
-                return next < pids.length;
-            }
-
-            @Override
-            public String next() {
-                if (next >= pids.length) {
-                    throw new NoSuchElementException();
-                }
-                return pids[next++];
-            }
-        };
+        return new IndexIterator<>(pids.length, i -> pids[i]);
     }
 }

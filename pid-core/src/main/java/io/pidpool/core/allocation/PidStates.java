@@ -8,7 +8,6 @@ import java.util.AbstractSet;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.BiConsumer;
 
@@ -92,23 +91,7 @@ final class PidStates extends AbstractMap<String, PidState> {
 
                 @Override
                 public Iterator<Map.Entry<String, PidState>> iterator() {
-                    return new Iterator<>() {
-                        private int next;
-
-                        @Override
-                        public boolean hasNext() {
-                            return next < pids.length;
-                        }
-
-                        @Override
-                        public Map.Entry<String, PidState> next() {
-                            if (next >= pids.length) {
-                                throw new NoSuchElementException();
-                            }
-                            int i = next++;
-                            return new SimpleImmutableEntry<>(pids[i], states[i]);
-                        }
-                    };
+                    return new IndexIterator<>(pids.length, i -> new SimpleImmutableEntry<>(pids[i], states[i]));
                 }
             };
             entrySet = set;

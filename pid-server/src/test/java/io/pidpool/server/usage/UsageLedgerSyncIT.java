@@ -37,22 +37,8 @@ class UsageLedgerSyncIT {
         try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), postgres)) {
             List<String> pids = pids(f, 8);
             List<RedissonQuotaLedger> clients = List.of(f.quota, f.quotaClient("c2"), f.quotaClient("c3"));
-            UsageLedgerSync sync = f.sync();
-            AtomicBoolean stop = new AtomicBoolean();
-            List<SyncReport> reports = new ArrayList<>();
-            Thread syncer = new Thread(
-                    () -> {
-                        while (!stop.get()) {
-                            reports.addAll(sync.syncAll());
-                        }
-                    },
-                    "sync");
-            syncer.start();
             Workload load = new Workload(pids, f.month, "p");
-            load.run(clients, 150, 42, () -> {});
-            stop.set(true);
-            join(syncer);
-            reports.addAll(sync.syncAll());
+            List<SyncReport> reports = syncWhile(f.sync(), () -> load.run(clients, 150, 42, () -> {}));
 
             assertLedgerMatches(f, load);
             int recorded = reports.stream().mapToInt(SyncReport::recorded).sum();
@@ -68,6 +54,25 @@ class UsageLedgerSyncIT {
         }
     }
 
+    /** Syncs in a loop on its own thread while {@code load} runs, then once more after it. */
+    private static List<SyncReport> syncWhile(UsageLedgerSync sync, Runnable load) {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<SyncReport> reports = new ArrayList<>();
+        Thread syncer = new Thread(
+                () -> {
+                    while (!stop.get()) {
+                        reports.addAll(sync.syncAll());
+                    }
+                },
+                "sync");
+        syncer.start();
+        load.run();
+        stop.set(true);
+        join(syncer);
+        reports.addAll(sync.syncAll());
+        return reports;
+    }
+
     @Test
     void batchedDeductionsReachTheLedgerExactlyOnceFromOneStreamEntryPerBatch() {
         try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
@@ -76,21 +81,8 @@ class UsageLedgerSyncIT {
             // pages of 3 stream entries: a page holds many more events than that
             UsageLedgerSync sync =
                     new UsageLedgerSync(f.log, f.redisson, f.ledger, UsageFixture.CONSUMER, f.clock, 3, 20_000);
-            AtomicBoolean stop = new AtomicBoolean();
-            List<SyncReport> reports = new ArrayList<>();
-            Thread syncer = new Thread(
-                    () -> {
-                        while (!stop.get()) {
-                            reports.addAll(sync.syncAll());
-                        }
-                    },
-                    "sync");
-            syncer.start();
             Workload load = new Workload(pids, f.month, "b");
-            load.runBatched(clients, 40, 12, 11);
-            stop.set(true);
-            join(syncer);
-            reports.addAll(sync.syncAll());
+            List<SyncReport> reports = syncWhile(sync, () -> load.runBatched(clients, 40, 12, 11));
 
             assertLedgerMatches(f, load);
             assertThat(reports.stream().mapToInt(SyncReport::recorded).sum())

@@ -60,6 +60,10 @@ final class Workload {
             th.start();
             threads.add(th);
         }
+        joinAll(threads);
+    }
+
+    private static void joinAll(List<Thread> threads) {
         for (Thread t : threads) {
             try {
                 t.join(Duration.ofMinutes(3).toMillis());
@@ -95,17 +99,7 @@ final class Workload {
             th.start();
             threads.add(th);
         }
-        for (Thread t : threads) {
-            try {
-                t.join(Duration.ofMinutes(3).toMillis());
-                if (t.isAlive()) {
-                    throw new AssertionError("load thread did not finish");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        joinAll(threads);
     }
 
     private void batch(RedissonQuotaLedger client, SplittableRandom random, String prefix, int size) {
