@@ -241,6 +241,11 @@ public final class DefaultPidClient implements PidClient {
         return nodesRead.get();
     }
 
+    /** The Curator client (tests inject Curator's own faults into it). */
+    CuratorFramework curator() {
+        return curator;
+    }
+
     /** A client for validated settings; used by {@link PidClient.Builder}. */
     public static PidClient create(ClientSettings settings) {
         return new DefaultPidClient(settings);
@@ -414,9 +419,13 @@ public final class DefaultPidClient implements PidClient {
         log.debug("ZooKeeper connection {}", newState);
         switch (newState) {
             case SUSPENDED, READ_ONLY -> {
+                long session = liveSessionId;
                 liveSessionId = 0;
                 stop();
                 post(this::onSuspended);
+                if (newState == ConnectionState.SUSPENDED && session != 0 && connectedOn(session)) {
+                    probeConnection(session);
+                }
             }
             case LOST -> {
                 liveSessionId = 0;
@@ -427,6 +436,65 @@ public final class DefaultPidClient implements PidClient {
                 liveSessionId = zkSessionId();
                 post(this::onConnected);
             }
+        }
+    }
+
+    /** Whether Curator's ZooKeeper client reports a live connection on {@code sessionId}. */
+    private boolean connectedOn(long sessionId) {
+        try {
+            return curator.getZookeeperClient().isConnected() && zkSessionId() == sessionId;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Curator's connection-state thread: a SUSPENDED arrived although the ZooKeeper client is connected
+     * on the same session. Curator posts SUSPENDED whenever a background operation gives up on a
+     * connection loss, also when that loss was on the previous connection and the client has connected
+     * again meanwhile (a race Curator knows, CURATOR-525; its fix covers a stale LOST only). No
+     * RECONNECTED follows, because the ZooKeeper client never disconnects again, and after the session
+     * timeout in SUSPENDED Curator injects a session expiration: a healthy session would be thrown away,
+     * every PID revoked and the instance registered anew.
+     *
+     * <p>The SUSPENDED itself is handled as always (granting stopped, PIDs revoked): this client cannot
+     * tell for sure that it is stale. To set Curator's state right, one server round trip proves the
+     * connection in a way Curator sees: the reply to a watch removal notifies ZooKeeper's default
+     * watcher (Curator's), with state SyncConnected, and Curator answers that with RECONNECTED, after
+     * which {@link #onConnected()} takes the PIDs up again once a fresh reply renews the lease. The
+     * probe registers an existence watch on a path nobody creates and removes it at once (no node is
+     * written). If the connection really is down, the probe fails and Curator's own detection goes on.
+     */
+    private void probeConnection(long sessionId) {
+        log.warn(
+                "Curator reports SUSPENDED while its ZooKeeper client is connected on session 0x{}"
+                        + " (a background operation gave up on an earlier connection loss); probing the"
+                        + " connection so that Curator does not expire a healthy session",
+                Long.toHexString(sessionId));
+        String probe = "/" + settings.layout().namespace() + "/connection-probe-" + Long.toHexString(sessionId);
+        try {
+            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+            zk.exists(
+                    probe,
+                    true,
+                    (rc, path, ctx, stat) -> {
+                        if (rc != Code.OK.intValue() && rc != Code.NONODE.intValue()) {
+                            log.info("Connection probe not answered ({}); Curator's detection goes on", Code.get(rc));
+                            return;
+                        }
+                        zk.removeAllWatches(
+                                probe,
+                                Watcher.WatcherType.Data,
+                                false,
+                                (rc2, path2, ctx2) -> log.info(
+                                        "Connection probe on session 0x{}: {}",
+                                        Long.toHexString(sessionId),
+                                        Code.get(rc2)),
+                                null);
+                    },
+                    null);
+        } catch (Exception e) {
+            log.info("Connection probe not sent: {}", e.toString());
         }
     }
 

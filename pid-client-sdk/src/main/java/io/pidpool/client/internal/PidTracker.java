@@ -26,17 +26,19 @@ import org.slf4j.LoggerFactory;
  * <p>Rules, per PID:
  *
  * <ul>
- *   <li>At most one thing in flight: a callback <em>or</em> a write. New observations are remembered
- *       and acted on when it completes, so callbacks for one PID never overlap and {@code
- *       onAssigned} never starts while {@code onRevoked} runs.
+ *   <li>At most one thing in flight: a callback <em>or</em> a write (one exception: a revocation
+ *       because granting stopped does not wait for an acknowledgement in flight). New observations
+ *       are remembered and acted on when it completes, so callbacks for one PID never overlap and
+ *       {@code onAssigned} never starts while {@code onRevoked} runs.
  *   <li>Listener before ack: ADDED/UPDATED/DELETED is written only after the callback returned; a
  *       failed callback is written as {@code node.failed(reason)} (state unchanged).
  *   <li>Only nodes owned by this session count; instructions (-ING states) older than the highest
  *       epoch seen in any node are ignored. ADDED/UPDATED nodes are this client's own answers and are
  *       taken up again after a suspension whatever their epoch.
  *   <li>While not granting (suspended, lease expired, paused) or closing, every held PID is revoked
- *       and nothing is assigned. On close every node of this session is answered DELETED (after its
- *       {@code onRevoked} returned), so the leader may move it at once.
+ *       at once — also one whose acknowledgement is still in flight — and nothing is assigned. On
+ *       close every node of this session is answered DELETED (after its {@code onRevoked}
+ *       returned), so the leader may move it at once.
  *   <li>A node that disappears, changes owner, turns DELETED or becomes unreadable while held is
  *       revoked: the client holds a PID only while its node says so.
  * </ul>
@@ -327,6 +329,11 @@ final class PidTracker {
 
     /** Decides the next step for one PID from its newest observation; the heart of the protocol. */
     private List<Action> reconcile(Entry e) {
+        if ((closing || !granting) && e.held != null && e.inFlight == null) {
+            // also while our answer (ADDED/UPDATED) is in flight: in a partition its reply comes only
+            // once the session is gone, and the hold must end within the lease
+            return revoke(e, closing ? "the client is closing" : "the session is not provably alive");
+        }
         if (!e.idle()) {
             return List.of();
         }

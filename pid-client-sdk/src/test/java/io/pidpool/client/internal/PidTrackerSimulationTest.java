@@ -158,6 +158,20 @@ class PidTrackerSimulationTest {
             }
         }
 
+        /**
+         * Right after granting stops, every PID the listener holds is being revoked, or its onUpdated
+         * runs (revoked when it returns): no acknowledgement in flight delays the logout (DESIGN §6).
+         */
+        void assertHoldEndsNow() {
+            for (String pid : listenerHeld) {
+                boolean callbackRunning =
+                        callbacks.stream().anyMatch(c -> c.pid().equals(pid));
+                assertThat(revoking.contains(pid) || callbackRunning)
+                        .as("%s still held after suspend()", pid)
+                        .isTrue();
+            }
+        }
+
         void completeCallback() {
             Callback c = callbacks.remove(random.nextInt(callbacks.size()));
             Outcome outcome;
@@ -213,6 +227,7 @@ class PidTrackerSimulationTest {
             } else if (choice < 95 && granting) {
                 granting = false;
                 apply(tracker.suspend());
+                assertHoldEndsNow();
             } else if (choice < 100 && !granting) {
                 granting = true;
                 apply(tracker.resume());

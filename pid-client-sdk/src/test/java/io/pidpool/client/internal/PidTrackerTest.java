@@ -298,6 +298,40 @@ class PidTrackerTest {
     }
 
     @Test
+    void suspendRevokesAPidWhoseAckIsStillInFlightWithoutWaitingForItsReply() {
+        observe(instruction("p1", PidState.ADDING, 1, payload("pw", 100)));
+        Action.Write ack = onlyWrite(tracker.onCallbackDone("p1", new Outcome.Assigned(account("p1"))));
+        assertThat(tracker.heldIds()).containsExactly("p1");
+
+        // a partition right after the ack was sent: its reply may come only once the session is gone
+        assertThat(only(tracker.suspend())).isInstanceOf(Action.Revoke.class);
+        assertThat(tracker.heldIds()).isEmpty();
+
+        // the ack landed after all (the reply was late) while onRevoked ran; nothing more to do
+        assertThat(land(ack)).isEmpty();
+        assertThat(tracker.onCallbackDone("p1", new Outcome.Revoked())).isEmpty();
+        assertThat(tracker.isQuiescent()).isTrue();
+        // same session alive again: our own ADDED is taken up without a new answer
+        assertThat(only(tracker.resume())).isInstanceOf(Action.Assign.class);
+        assertThat(tracker.onCallbackDone("p1", new Outcome.Assigned(account("p1"))))
+                .isEmpty();
+        assertThat(tracker.heldIds()).containsExactly("p1");
+    }
+
+    @Test
+    void closeRevokesAPidWhoseAckIsStillInFlightAndAnswersDeletedOnceTheAckSettled() {
+        observe(instruction("p1", PidState.ADDING, 1, payload("pw", 100)));
+        Action.Write ack = onlyWrite(tracker.onCallbackDone("p1", new Outcome.Assigned(account("p1"))));
+
+        assertThat(only(tracker.close())).isInstanceOf(Action.Revoke.class);
+        assertThat(tracker.onCallbackDone("p1", new Outcome.Revoked())).isEmpty(); // the ack is still out
+        Action.Write deleted = onlyWrite(land(ack));
+        assertThat(deleted.node().state()).isEqualTo(PidState.DELETED);
+        assertThat(land(deleted)).isEmpty();
+        assertThat(tracker.isQuiescent()).isTrue();
+    }
+
+    @Test
     void nothingIsAssignedWhileSuspended() {
         tracker.suspend();
         assertThat(observe(instruction("p1", PidState.ADDING, 1, payload("pw", 100))))

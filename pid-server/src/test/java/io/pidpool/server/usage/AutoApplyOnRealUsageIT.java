@@ -92,6 +92,7 @@ class AutoApplyOnRealUsageIT {
         }
         assertThat(permits).allSatisfy(p -> assertThat(p.pid()).isEqualTo("s1"));
         assertThat(permits.stream().mapToLong(Permit::commands).sum()).isEqualTo(100);
+        Instant spent = Instant.now(); // every deduction is in Redis (tryAcquire returned after it)
 
         // the recommendation, explained, while it is open (the applier acts at its next evaluation)
         AtomicReference<JsonNode> seen = new AtomicReference<>();
@@ -113,8 +114,16 @@ class AutoApplyOnRealUsageIT {
                 .contains(SHORT + " is short", SLACK + " has slack", "Projected overage cost");
         assertThat(new BigDecimal(rec.path("costDelta").asText())).isNegative();
 
-        // the real scan counts SHORT exactly: no PID moved this month
-        JsonNode shortBefore = module(usage(base), SHORT);
+        // the real scan counts SHORT exactly: no PID moved this month. A report counts what Redis held
+        // when it was taken ("at", read after that instant) and is served while fresh (one scan
+        // interval): one taken while the permits were still being deducted counts only those before it
+        AtomicReference<JsonNode> counted = new AtomicReference<>();
+        await().atMost(WAIT).until(() -> {
+            JsonNode report = usage(base);
+            counted.set(report);
+            return Instant.parse(report.path("at").asText()).isAfter(spent);
+        });
+        JsonNode shortBefore = module(counted.get(), SHORT);
         assertThat(shortBefore.path("usageEstimated").asBoolean()).isFalse();
         assertThat(shortBefore.path("used").asLong()).isEqualTo(100);
 
