@@ -1287,7 +1287,15 @@ public final class DefaultPidClient implements PidClient {
             post(() -> suspend(why));
         } else if (granting && !lease.isValid(now, zkSessionId())) {
             stop();
-            String why = String.format("the lease expired (no ZooKeeper reply within %d ms)", millis(t.leaseBudget()));
+            // how old the newest answered request is, and how long the heartbeat has waited: tells a
+            // slow ZooKeeper (replies keep coming, late) from a silent one in a CI log
+            String waiting = heartbeatInFlight
+                    ? String.format("; the heartbeat in flight was sent %d ms ago", millis(now - heartbeatSentAt))
+                    : "";
+            String why = String.format(
+                    "the lease expired (no ZooKeeper reply within %d ms; the newest reply answered a request"
+                            + " sent %d ms ago%s)",
+                    millis(t.leaseBudget()), millis(t.leaseBudget() - lease.remaining(now)), waiting);
             post(() -> suspend(why));
         }
         heartbeat(now, false);
