@@ -1,7 +1,9 @@
 package io.pidpool.core.port;
 
+import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -61,4 +63,40 @@ public interface PidRepository {
      * module (modules without accounts included): what a new leader loads first.
      */
     List<PidWithModule> loadPidWithModule();
+
+    /**
+     * Every module and every account, read in one transaction, with the account version of that read:
+     * what a new leader or a warm follower loads. The default reads {@link #loadPidWithModule()} and
+     * has no version.
+     */
+    default AccountSnapshot loadAccounts() {
+        var modules = new ArrayList<ModuleConfig>();
+        var pids = new ArrayList<PidAccount>();
+        for (PidWithModule entry : loadPidWithModule()) {
+            modules.add(entry.module());
+            pids.addAll(entry.pids());
+        }
+        return new AccountSnapshot(AccountSnapshot.UNVERSIONED, modules, pids);
+    }
+
+    /**
+     * What changed after account version {@code version} (a {@link AccountSnapshot#version()}), read in
+     * one transaction, or empty if the store cannot tell (it keeps no version, or has pruned what it
+     * knew about changes that old): then only a full {@link #loadAccounts()} is current.
+     *
+     * <p>The account version counts committed transactions that inserted, updated or deleted an account
+     * or put a module; a store that keeps one increments it in each such transaction, before its other
+     * writes, so versions are committed in increasing order and a snapshot of version {@code v} holds
+     * exactly the transactions up to {@code v}.
+     */
+    default Optional<AccountChanges> changesSince(long version) {
+        return Optional.empty();
+    }
+
+    /**
+     * Forgets which accounts changed in all but the newest {@code keepVersions} versions
+     * ({@link #changesSince} is empty for the versions before those afterwards). Nothing if the store
+     * keeps no version.
+     */
+    default void pruneChanges(long keepVersions) {}
 }

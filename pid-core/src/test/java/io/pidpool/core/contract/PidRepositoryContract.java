@@ -10,6 +10,8 @@ import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.PidRepository;
 import io.pidpool.core.port.PidWithModule;
 import io.pidpool.core.port.StorageLimits;
@@ -218,5 +220,59 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         pids().deleteAll(many.stream().map(PidAccount::id).toList());
         assertThat(pids().loadPidWithModule())
                 .allSatisfy(v -> assertThat(v.pids()).isEmpty());
+    }
+
+    @Test
+    void changesSinceAVersionNameExactlyWhatChangedDeletesIncluded() {
+        pids().insertAll(List.of(pid("kept", FIN), pid("changed", FIN), pid("deleted", OPS)));
+        AccountSnapshot before = pids().loadAccounts();
+        assertThat(before.versioned()).isTrue();
+        assertThat(before.pids()).extracting(PidAccount::id).containsExactlyInAnyOrder("kept", "changed", "deleted");
+        assertThat(pids().changesSince(before.version())).hasValueSatisfying(none -> {
+            assertThat(none.none()).isTrue();
+            assertThat(none.changed()).isEmpty();
+            assertThat(none.removed()).isEmpty();
+        });
+
+        PidAccount changed = pid("changed", FIN).withStatus(PidStatus.DISABLED);
+        pids().update(changed);
+        pids().deleteAll(List.of("deleted"));
+        pids().insert(pid("added", OPS));
+        repos.modules().put(new ModuleConfig(FIN, 4, 0, 0, Map.of()));
+        // a call that fails changes nothing, the version included
+        expectError(ErrorCode.CONFLICT, "pid.id", () -> pids().insertAll(List.of(pid("x", FIN), pid("kept", FIN))));
+
+        AccountChanges changes = pids().changesSince(before.version()).orElseThrow();
+        AccountSnapshot after = pids().loadAccounts();
+        assertThat(changes.since()).isEqualTo(before.version());
+        assertThat(changes.version()).isEqualTo(after.version()).isEqualTo(before.version() + 4);
+        assertThat(changes.changed()).containsExactlyInAnyOrder(changed, pid("added", OPS));
+        assertThat(changes.removed()).containsExactly("deleted");
+        assertThat(changes.modules()).containsExactlyInAnyOrderElementsOf(after.modules());
+        assertThat(changes.modules()).contains(new ModuleConfig(FIN, 4, 0, 0, Map.of()));
+        // the old snapshot plus the changes is the new snapshot
+        var applied = new java.util.HashMap<String, PidAccount>();
+        before.pids().forEach(p -> applied.put(p.id(), p));
+        changes.changed().forEach(p -> applied.put(p.id(), p));
+        changes.removed().forEach(applied::remove);
+        assertThat(applied.values()).containsExactlyInAnyOrderElementsOf(after.pids());
+    }
+
+    @Test
+    void aPrunedLogCannotProveAnOldVersionButTheCurrentOneStillHolds() {
+        pids().insert(pid("a", FIN));
+        long old = pids().loadAccounts().version();
+        pids().update(pid("a", FIN).withStatus(PidStatus.DISABLED));
+        pids().insert(pid("b", FIN));
+        long now = pids().loadAccounts().version();
+
+        pids().pruneChanges(1); // keeps what changed in the newest version only
+
+        assertThat(pids().changesSince(old)).isEmpty();
+        assertThat(pids().changesSince(now - 1).orElseThrow().changed()).containsExactly(pid("b", FIN));
+        assertThat(pids().changesSince(now).orElseThrow().none()).isTrue();
+        assertThat(pids().changesSince(now + 1))
+                .as("a version the store never had")
+                .isEmpty();
     }
 }

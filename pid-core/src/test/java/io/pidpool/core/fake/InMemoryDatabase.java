@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -56,6 +57,10 @@ public final class InMemoryDatabase {
     final Table<String, RefundReceipt> refunds = new Table<>();
     final Table<String, SequenceProgress> clients = new Table<>();
     final Table<ClientSequence, String> sequences = new Table<>();
+    /** The account version (key 0) and the log's horizon (key 1), as in migration V7. */
+    final Table<Integer, Long> accountVersion = new Table<>();
+    /** PIDs changed per account version. */
+    final Table<Long, Set<String>> accountChanges = new Table<>();
 
     public InMemoryDatabase(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -107,6 +112,26 @@ public final class InMemoryDatabase {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Counts a change of accounts or modules (inside {@link #write}) and logs the PIDs it touched. */
+    long bumpAccountVersion(Collection<String> pidIds) {
+        long version = accountVersion() + 1;
+        accountVersion.put(0, version);
+        if (!pidIds.isEmpty()) {
+            accountChanges.put(version, Set.copyOf(pidIds));
+        }
+        return version;
+    }
+
+    long accountVersion() {
+        Long version = accountVersion.get(0);
+        return version == null ? 0 : version;
+    }
+
+    long accountChangesPrunedBelow() {
+        Long below = accountVersion.get(1);
+        return below == null ? 0 : below;
     }
 
     Instant now() {

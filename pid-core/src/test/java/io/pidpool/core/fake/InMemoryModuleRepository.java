@@ -19,6 +19,7 @@ public final class InMemoryModuleRepository implements ModuleRepository {
     public void put(ModuleConfig config) {
         Preconditions.requireNonNull(config, "module");
         db.write(() -> {
+            db.bumpAccountVersion(java.util.List.of());
             db.modules.put(config.key(), config);
             return null;
         });

@@ -6,6 +6,8 @@ import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.PidRepository;
 import io.pidpool.core.port.PidWithModule;
 import io.pidpool.core.port.StorageLimits;
@@ -44,6 +46,7 @@ public final class InMemoryPidRepository implements PidRepository {
             }
             requireModules(list);
             list.forEach(pid -> db.pids.put(pid.id(), pid));
+            db.bumpAccountVersion(seen);
             return null;
         });
     }
@@ -57,6 +60,7 @@ public final class InMemoryPidRepository implements PidRepository {
             requireExisting(list.stream().map(PidAccount::id).toList());
             requireModules(list);
             list.forEach(pid -> db.pids.put(pid.id(), pid));
+            db.bumpAccountVersion(list.stream().map(PidAccount::id).toList());
             return null;
         });
     }
@@ -72,6 +76,7 @@ public final class InMemoryPidRepository implements PidRepository {
                 db.assignments.remove(id); // ON DELETE CASCADE
                 db.pids.remove(id);
             }
+            db.bumpAccountVersion(list);
             return null;
         });
     }
@@ -112,6 +117,52 @@ public final class InMemoryPidRepository implements PidRepository {
                 result.add(new PidWithModule(module, byModule.getOrDefault(module.key(), List.of())));
             }
             return List.copyOf(result);
+        });
+    }
+
+    @Override
+    public AccountSnapshot loadAccounts() {
+        return db.read(() -> new AccountSnapshot(db.accountVersion(), db.modules.valuesList(), db.pids.valuesList()));
+    }
+
+    @Override
+    public Optional<AccountChanges> changesSince(long version) {
+        return db.read(() -> {
+            long now = db.accountVersion();
+            if (version < 0 || version > now || version + 1 < db.accountChangesPrunedBelow()) {
+                return Optional.empty();
+            }
+            var ids = new TreeSet<String>();
+            if (version < now) {
+                db.accountChanges.range(version + 1, now).values().forEach(ids::addAll);
+            }
+            var changed = new ArrayList<PidAccount>();
+            var removed = new TreeSet<String>();
+            for (String id : ids) {
+                PidAccount pid = db.pids.get(id);
+                if (pid != null) {
+                    changed.add(pid);
+                } else {
+                    removed.add(id);
+                }
+            }
+            return Optional.of(new AccountChanges(version, now, db.modules.valuesList(), changed, removed));
+        });
+    }
+
+    @Override
+    public void pruneChanges(long keepVersions) {
+        Preconditions.requireArgument(keepVersions >= 0, "keepVersions", "must be >= 0, was %d", keepVersions);
+        db.write(() -> {
+            long below = db.accountVersion() - keepVersions + 1;
+            if (below > db.accountChangesPrunedBelow()) {
+                db.accountVersion.put(1, below);
+                for (Long version :
+                        List.copyOf(db.accountChanges.range(0L, below - 1).keySet())) {
+                    db.accountChanges.remove(version);
+                }
+            }
+            return null;
         });
     }
 

@@ -29,6 +29,7 @@ final class JdbiModuleRepository implements ModuleRepository {
         Preconditions.requireNonNull(config, "module");
         String key = config.key().toString();
         session.write("module", h -> {
+            AccountVersion.bump(h); // followers' warm accounts carry the modules too
             if (!update(h, config) && !session.attempt(h, x -> insert(x, config)) && !update(h, config)) {
                 throw new IllegalStateException("module " + key + " neither updated nor inserted");
             }

@@ -3,9 +3,12 @@ package io.pidpool.server.leader;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -14,26 +17,83 @@ import java.util.TreeSet;
 /**
  * The leader's database view (seed 000's {@code pidWithModule}): every module's configuration and
  * every account. Loaded whole at election and on every reconciliation pass, changed in between only
- * by {@link #replay(DbChange)} of changes the database has committed.
+ * by {@link #replay(DbChange)} of changes the database has committed. A follower keeps one warm
+ * ({@link WarmAccounts}) together with its account version, so that a new leader can prove it current
+ * with {@link #apply(AccountChanges)} instead of loading every account.
  *
  * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
  */
 public final class DbView {
-    private final Map<String, PidAccount> pids = new HashMap<>();
-    private final Map<ModuleKey, ModuleConfig> modules = new TreeMap<>();
+    private Map<String, PidAccount> pids = new HashMap<>();
+    private Map<ModuleKey, ModuleConfig> modules = new TreeMap<>();
     /** {@link #moduleKeys()}, computed once per change (it looks at every account). */
     private Set<ModuleKey> moduleKeys;
+    /**
+     * The account version this view is current at ({@link AccountSnapshot#version()}), or
+     * {@link AccountSnapshot#UNVERSIONED} once anything unversioned went in (a plain load, a replay).
+     */
+    private long version = AccountSnapshot.UNVERSIONED;
 
     public void load(LeaderStore.Snapshot snapshot) {
+        fill(snapshot.modules(), snapshot.pids());
+        version = AccountSnapshot.UNVERSIONED;
+    }
+
+    /** Replaces everything with {@code snapshot} and remembers its version. */
+    public void load(AccountSnapshot snapshot) {
+        fill(snapshot.modules(), snapshot.pids());
+        version = snapshot.version();
+    }
+
+    private void fill(List<ModuleConfig> moduleList, List<PidAccount> pidList) {
         moduleKeys = null;
-        pids.clear();
+        pids = new HashMap<>(Math.max(16, pidList.size() * 4 / 3 + 1));
+        modules = new TreeMap<>();
+        moduleList.forEach(m -> modules.put(m.key(), m));
+        pidList.forEach(p -> pids.put(p.id(), p));
+    }
+
+    /**
+     * Brings a view of version {@code changes.since()} to {@code changes.version()}.
+     *
+     * @throws IllegalStateException if this view is not at {@code changes.since()}: changes of another
+     *     version would leave it neither old nor current
+     */
+    public void apply(AccountChanges changes) {
+        if (version == AccountSnapshot.UNVERSIONED || version != changes.since()) {
+            throw new IllegalStateException(
+                    "changes since version " + changes.since() + " do not apply to a view of version " + version);
+        }
+        moduleKeys = null;
         modules.clear();
-        snapshot.modules().forEach(m -> modules.put(m.key(), m));
-        snapshot.pids().forEach(p -> pids.put(p.id(), p));
+        changes.modules().forEach(m -> modules.put(m.key(), m));
+        changes.changed().forEach(p -> pids.put(p.id(), p));
+        changes.removed().forEach(pids::remove);
+        version = changes.version();
+    }
+
+    /** Takes over {@code other}'s content (no copy); {@code other} is left empty and unversioned. */
+    public void takeOver(DbView other) {
+        pids = other.pids;
+        modules = other.modules;
+        moduleKeys = null;
+        version = other.version;
+        other.pids = new HashMap<>();
+        other.modules = new TreeMap<>();
+        other.moduleKeys = null;
+        other.version = AccountSnapshot.UNVERSIONED;
+    }
+
+    /** See {@link #version}. */
+    public long version() {
+        return version;
     }
 
     public void replay(DbChange change) {
         moduleKeys = null;
+        // a change this view was told about, not one read at a version: the version no longer says
+        // what the view holds (the next term start loads, or proves a follower's view, on its own)
+        version = AccountSnapshot.UNVERSIONED;
         if (change instanceof DbChange.PidPut put) {
             pids.put(put.pid().id(), put.pid());
         } else if (change instanceof DbChange.PidRemoved removed) {
@@ -76,5 +136,17 @@ public final class DbView {
     public static AccountPayload payload(PidAccount account) {
         return new AccountPayload(
                 account.monthlyQuota(), account.overageAllowance(), account.secret(), account.attributes());
+    }
+
+    /**
+     * Whether {@code payload} is {@link #payload(PidAccount)} of {@code account}, without building it
+     * (a full pass asks this for every held PID).
+     */
+    public static boolean carries(PidAccount account, AccountPayload payload) {
+        return payload != null
+                && account.monthlyQuota() == payload.monthlyQuota()
+                && account.overageAllowance() == payload.overageAllowance()
+                && account.secret().equals(payload.secret())
+                && account.attributes().equals(payload.attributes());
     }
 }

@@ -4,9 +4,12 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.Cooldown;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What the leader reads from and writes to the database outside operator batches: its database
@@ -20,13 +23,25 @@ public interface LeaderStore {
     Snapshot load();
 
     /**
-     * Every module and every PID, without the assignment rows: what a new term needs before it
-     * serves (the rows only mirror ZooKeeper and are diffed after the first pass).
+     * Every module and every PID, without the assignment rows, with the account version of the read:
+     * what a new term needs before it serves (the rows only mirror ZooKeeper and are diffed after the
+     * first pass), and what a follower keeps warm ({@link WarmAccounts}).
      */
-    default Snapshot loadAccounts() {
+    default AccountSnapshot loadAccounts() {
         Snapshot all = load();
-        return new Snapshot(all.modules(), all.pids(), List.of());
+        return new AccountSnapshot(AccountSnapshot.UNVERSIONED, all.modules(), all.pids());
     }
+
+    /**
+     * What an {@link AccountSnapshot} of {@code version} lacks to be current, or empty if the store
+     * cannot tell (see {@link io.pidpool.core.port.PidRepository#changesSince(long)}).
+     */
+    default Optional<AccountChanges> changesSince(long version) {
+        return Optional.empty();
+    }
+
+    /** Forgets which accounts changed more than {@code keepVersions} versions ago. */
+    default void pruneChanges(long keepVersions) {}
 
     /** Every assignment row. */
     default List<Assignment> loadAssignments() {

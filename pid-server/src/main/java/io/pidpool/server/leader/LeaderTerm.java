@@ -6,6 +6,8 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.protocol.NotifySignal;
@@ -76,6 +78,11 @@ final class LeaderTerm {
     private static final long FULL_PASS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The periodic database reload waits at least this many times its own cost. */
     private static final int RELOAD_COST_FACTOR = 20;
+    /**
+     * Account versions whose changes stay listed for followers' warm copies (WarmAccounts): a follower
+     * further behind than this loads every account when it is elected.
+     */
+    private static final long KEPT_ACCOUNT_VERSIONS = 10_000;
     /** Assignment rows written per pass at most (see writeDatabase). */
     private static final int ROWS_PER_PASS = 5_000;
 
@@ -116,6 +123,8 @@ final class LeaderTerm {
     private long lastPassCostNanos;
     private long lastPlacementCostNanos;
     private boolean placementTimer;
+    /** Where this term's accounts came from (for the log line of the term start). */
+    private String accountsSource = "";
     /** Whether {@link LeaderState#rows()} holds the stored rows yet (a new term reads them after its first pass). */
     private boolean rowsLoaded;
 
@@ -160,7 +169,7 @@ final class LeaderTerm {
         serving = true;
         log.info(
                 "{} leads with epoch {} (session timeout {}, grace {}, {} PIDs, {} nodes; bump+sync {} ms, "
-                        + "database {} ms, rest of the scan {} ms, replay {} ms)",
+                        + "database {} ms ({}), rest of the scan {} ms, replay {} ms)",
                 ctx.nodeId(),
                 token.epoch().value(),
                 negotiated,
@@ -169,6 +178,7 @@ final class LeaderTerm {
                 ctx.view().size(),
                 (t1 - t0) / 1_000_000,
                 (t2 - t1) / 1_000_000,
+                accountsSource,
                 (t3 - t2) / 1_000_000,
                 (t4 - t3) / 1_000_000);
         notifyExists = exists(ctx.layout().notifyNode());
@@ -392,6 +402,11 @@ final class LeaderTerm {
         long now = ctx.ticker().read();
         if (now - lastLoadNanos >= RELOAD_COST_FACTOR * lastLoadCostNanos) {
             loadDatabase();
+            try {
+                ctx.store().pruneChanges(KEPT_ACCOUNT_VERSIONS);
+            } catch (PidPoolException e) {
+                log.debug("account change log not pruned: {}", e.getMessage());
+            }
         }
         fullRequested = true;
         runPass();
@@ -409,10 +424,31 @@ final class LeaderTerm {
         fullRequested = true;
     }
 
-    /** The term start's load: accounts, modules and cooldowns, not the rows (see {@link #loadRows()}). */
+    /**
+     * The term start's load: accounts, modules and cooldowns, not the rows (see {@link #loadRows()}).
+     * The accounts come from the follower's warm copy if the store can say what changed since its
+     * version (then exactly those accounts are read again, deletes included), else from a full load.
+     */
     private void loadAccounts() {
         long t0 = ctx.ticker().read();
-        db.load(ctx.store().loadAccounts());
+        accountsSource = "full load";
+        Optional<DbView> warm = ctx.warm().take();
+        Optional<AccountChanges> changes = warm.filter(w -> w.version() != AccountSnapshot.UNVERSIONED)
+                .flatMap(w -> ctx.store().changesSince(w.version()));
+        if (changes.isPresent()) {
+            DbView proven = warm.get();
+            long from = proven.version();
+            proven.apply(changes.get());
+            db.takeOver(proven);
+            accountsSource = String.format(
+                    "warm copy of version %d, now %d: %d changed, %d removed",
+                    from,
+                    db.version(),
+                    changes.get().changed().size(),
+                    changes.get().removed().size());
+        } else {
+            db.load(ctx.store().loadAccounts());
+        }
         loadCooldowns();
         lastLoadNanos = ctx.ticker().read();
         lastLoadCostNanos = lastLoadNanos - t0;
@@ -512,6 +548,7 @@ final class LeaderTerm {
                             placementDue - now,
                             TimeUnit.NANOSECONDS);
         }
+        Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
         Reconciler.Decision decision = reconciler.decide(
                 ctx.view(),
                 db,
@@ -520,7 +557,7 @@ final class LeaderTerm {
                 token.epoch(),
                 grace.toNanos(),
                 now,
-                full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement));
+                rowsLoaded ? scope : scope.withoutRows());
         long decideCost = ctx.ticker().read() - now;
         if (full) {
             fullPasses++;

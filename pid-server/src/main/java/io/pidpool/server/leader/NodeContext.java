@@ -19,6 +19,7 @@ record NodeContext(
         ZkLayout layout,
         LeaderSettings settings,
         LeaderStore store,
+        WarmAccounts warm,
         Repositories repositories,
         QuotaSync quota,
         Duration quotaReconcileInterval,

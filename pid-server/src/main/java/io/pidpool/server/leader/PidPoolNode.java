@@ -89,6 +89,7 @@ public final class PidPoolNode implements AutoCloseable {
     private final BatchService batches;
     private final QuotaSync quota;
     private final Runnable beforeTerm;
+    private final WarmAccounts warm;
 
     // owned by the serial executor
     private volatile LeaderLatch latch;
@@ -127,12 +128,15 @@ public final class PidPoolNode implements AutoCloseable {
             return t;
         });
         this.quota = new QuotaSync(b.quotaProvisioner, b.quotaResets, b.quotaRetryDelay, nodeId);
+        var store = new RepositoryLeaderStore(b.repositories, b.cooldowns);
+        this.warm = new WarmAccounts(store, b.warmAccountsInterval, nodeId);
         this.ctx = new NodeContext(
                 nodeId,
                 client,
                 layout,
                 settings,
-                new RepositoryLeaderStore(b.repositories, b.cooldowns),
+                store,
+                warm,
                 b.repositories,
                 quota,
                 b.quotaReconcileInterval,
@@ -183,6 +187,7 @@ public final class PidPoolNode implements AutoCloseable {
             modulesWatcher.start();
             notifyWatcher = new TreeWatcher(client, layout.notifyNode(), true, serial, this::notified, () -> {});
             notifyWatcher.start();
+            warm.start();
             joinElection();
             return null;
         });
@@ -276,6 +281,7 @@ public final class PidPoolNode implements AutoCloseable {
             log.info("{}: {}", nodeId, why);
             term.close();
             term = null;
+            warm.resume();
         }
     }
 
@@ -404,6 +410,11 @@ public final class PidPoolNode implements AutoCloseable {
         return call(() -> ReadModel.pids(db.pids(), view, module, state));
     }
 
+    /** The account version of this follower's warm copy ({@link WarmAccounts}), -1 if it has none (tests). */
+    long warmAccountsVersion() {
+        return warm.version();
+    }
+
     /** This node's ZooKeeper client (for tests and the runtime's health checks). */
     public CuratorFramework curator() {
         return client;
@@ -517,6 +528,7 @@ public final class PidPoolNode implements AutoCloseable {
         }
         batches.close();
         quota.close();
+        warm.close();
         io.shutdownNow();
         client.close();
     }
@@ -544,6 +556,7 @@ public final class PidPoolNode implements AutoCloseable {
         private QuotaResetLog quotaResets = QuotaResetLog.none();
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
+        private Duration warmAccountsInterval = Duration.ofMillis(250);
 
         private Builder() {}
 
@@ -687,6 +700,16 @@ public final class PidPoolNode implements AutoCloseable {
 
         public Builder clock(Clock value) {
             this.clock = requireNonNull(value, "clock");
+            return this;
+        }
+
+        /**
+         * How often a follower brings its warm copy of the accounts up to date ({@link WarmAccounts}:
+         * one read of the account version when nothing changed); zero: keep none, a new leader loads
+         * every account. Default 250 ms.
+         */
+        public Builder warmAccountsInterval(Duration value) {
+            this.warmAccountsInterval = requireNonNull(value, "warmAccountsInterval");
             return this;
         }
 

@@ -73,8 +73,20 @@ final class Reconciler {
      * depends on may have changed. An acknowledgement ADDING -> ADDED, most of the traffic, then costs
      * O(1) instead of a pass over every PID.
      */
-    record Scope(boolean full, Set<String> dirtyPids, boolean placement) {
-        static final Scope FULL = new Scope(true, Set.of(), true);
+    record Scope(boolean full, Set<String> dirtyPids, boolean placement, boolean rows) {
+        static final Scope FULL = new Scope(true, Set.of(), true, true);
+
+        Scope(boolean full, Set<String> dirtyPids, boolean placement) {
+            this(full, dirtyPids, placement, true);
+        }
+
+        /**
+         * The same pass without the database rows: a new term's first pass, before it has read the
+         * stored rows to diff against (it would list every row as changed and write none).
+         */
+        Scope withoutRows() {
+            return new Scope(full, dirtyPids, placement, false);
+        }
     }
 
     private final ZkLayout layout;
@@ -362,8 +374,6 @@ final class Reconciler {
                     repair(entry, session, node == null ? entry.problem() : "owner session mismatch");
                     continue;
                 }
-                String key = path + "@" + entry.entry().stat().czxid() + ":"
-                        + entry.entry().stat().mzxid();
                 if (node.hasReport()) {
                     reported(entry, node.report());
                     if (node.state() == PidState.ADDED || node.state() == PidState.UPDATED) {
@@ -389,7 +399,7 @@ final class Reconciler {
                             failed(entry.pidId(), entry.holder(), node.error());
                         } else if (node.epoch().isOlderThan(epoch)) {
                             restamp(entry, node, Intent.Kind.ADD);
-                        } else if (unanswered(key, liveInstructions)) {
+                        } else if (unanswered(instructionKey(entry), liveInstructions)) {
                             revoke(entry, node, "no answer to ADDING within " + settings.ackTimeout());
                             failed(entry.pidId(), entry.holder(), "no answer within " + settings.ackTimeout());
                         }
@@ -398,9 +408,10 @@ final class Reconciler {
                         if (node.state() == PidState.ADDED && state.failures(entry.pidId()) > 0) {
                             emit(new LeaderRecord.AddSucceeded(entry.pidId()));
                         }
-                        AccountPayload wanted = wantedPayload(entry);
-                        if (wanted != null && !wanted.equals(node.account())) {
-                            update(entry, node, wanted, "account changed");
+                        // compared field by field: a full pass asks this for every held PID
+                        PidAccount account = wantedAccount(entry);
+                        if (account != null && !DbView.carries(account, node.account())) {
+                            update(entry, node, DbView.payload(account), "account changed");
                         }
                     }
                     case UPDATING -> {
@@ -418,9 +429,9 @@ final class Reconciler {
                     case DELETING -> {
                         if (node.epoch().isOlderThan(epoch)) {
                             restamp(entry, node, Intent.Kind.REVOKE);
-                        } else if (unanswered(key, liveInstructions)) {
+                        } else if (unanswered(instructionKey(entry), liveInstructions)) {
                             alertOnce(
-                                    "stuck:" + key,
+                                    "stuck:" + instructionKey(entry),
                                     "ALERT " + entry.holder() + " has not answered DELETING of " + entry.pidId()
                                             + " within " + settings.ackTimeout());
                         }
@@ -450,6 +461,12 @@ final class Reconciler {
             }
         }
 
+        /** An instruction's identity: node incarnation and data version (built only for instructions). */
+        String instructionKey(ZkView.PidEntry entry) {
+            return entry.entry().path() + "@" + entry.entry().stat().czxid() + ":"
+                    + entry.entry().stat().mzxid();
+        }
+
         /** Whether the instruction under {@code key} has waited longer than the ack timeout. */
         boolean unanswered(String key, Set<String> liveInstructions) {
             liveInstructions.add(key);
@@ -469,11 +486,13 @@ final class Reconciler {
         }
 
         AccountPayload wantedPayload(ZkView.PidEntry entry) {
+            PidAccount account = wantedAccount(entry);
+            return account == null ? null : DbView.payload(account);
+        }
+
+        PidAccount wantedAccount(ZkView.PidEntry entry) {
             PidAccount account = db.pid(entry.pidId());
-            if (account == null || !account.module().equals(entry.holder().module())) {
-                return null;
-            }
-            return DbView.payload(account);
+            return account == null || !account.module().equals(entry.holder().module()) ? null : account;
         }
 
         /**
@@ -866,6 +885,9 @@ final class Reconciler {
         // ---------------------------------------------------------------- database rows
 
         void rows() {
+            if (!scope.rows()) {
+                return;
+            }
             if (!scope.full()) {
                 for (String pid : scope.dirtyPids()) {
                     Map<String, Assignment> wanted = new HashMap<>(2);

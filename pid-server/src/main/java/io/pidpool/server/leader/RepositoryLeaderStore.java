@@ -2,15 +2,15 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
-import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.AccountChanges;
+import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.port.CooldownRepository;
-import io.pidpool.core.port.PidWithModule;
 import io.pidpool.core.port.Repositories;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@link LeaderStore} over the core repositories (Jdbi in production, in-memory fakes in tests).
@@ -37,19 +37,23 @@ public final class RepositoryLeaderStore implements LeaderStore {
 
     @Override
     public Snapshot load() {
-        Snapshot accounts = loadAccounts();
+        AccountSnapshot accounts = loadAccounts();
         return new Snapshot(accounts.modules(), accounts.pids(), loadAssignments());
     }
 
     @Override
-    public Snapshot loadAccounts() {
-        List<ModuleConfig> modules = new ArrayList<>();
-        List<PidAccount> pids = new ArrayList<>();
-        for (PidWithModule entry : repositories.pids().loadPidWithModule()) {
-            modules.add(entry.module());
-            pids.addAll(entry.pids());
-        }
-        return new Snapshot(modules, pids, List.of());
+    public AccountSnapshot loadAccounts() {
+        return repositories.pids().loadAccounts();
+    }
+
+    @Override
+    public Optional<AccountChanges> changesSince(long version) {
+        return repositories.pids().changesSince(version);
+    }
+
+    @Override
+    public void pruneChanges(long keepVersions) {
+        repositories.pids().pruneChanges(keepVersions);
     }
 
     @Override

@@ -109,11 +109,15 @@ public final class ZkView {
             Set<String> known = children.get(listing.path());
             if (known != null) {
                 Set<String> present = new HashSet<>(listing.children());
-                for (String child : List.copyOf(known)) {
+                List<String> missing = new ArrayList<>();
+                for (String child : known) {
+                    if (!present.contains(child)) {
+                        missing.add(child); // the path is built only for these (a scan lists 100,000 children)
+                    }
+                }
+                for (String child : missing) {
                     Entry entry = nodes.get(listing.path() + "/" + child);
-                    if (!present.contains(child)
-                            && entry != null
-                            && entry.stat().czxid() <= listing.stat().pzxid()) {
+                    if (entry != null && entry.stat().czxid() <= listing.stat().pzxid()) {
                         remove(entry.path(), entry.stat().czxid());
                     }
                 }
