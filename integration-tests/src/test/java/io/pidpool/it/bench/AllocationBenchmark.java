@@ -94,6 +94,16 @@ public final class AllocationBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        try {
+            run(args);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            System.exit(1); // the sessions' non-daemon threads would keep a failed run (and the bench lock) alive
+        }
+        System.exit(0); // daemon-less ZooKeeper client threads of terminated sessions
+    }
+
+    private static void run(String[] args) throws Exception {
         Map<String, Integer> opts = new HashMap<>(Map.of(
                 "pids", 1_000,
                 "instances", 50,
@@ -148,7 +158,6 @@ public final class AllocationBenchmark {
             System.out.println("==== results ====");
             bench.report.forEach(System.out::println);
         }
-        System.exit(0); // daemon-less ZooKeeper client threads of terminated sessions
     }
 
     // ------------------------------------------------------------------ the case
@@ -964,16 +973,27 @@ public final class AllocationBenchmark {
         }
     }
 
-    /** Polls every 2 ms until the condition holds or the deadline passes. */
+    /**
+     * Polls every 2 ms until the condition holds or the deadline passes. A condition that throws (a
+     * node too busy to answer its query in time, under load) counts as not yet true.
+     */
     private static boolean awaitQuietly(int seconds, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < deadline) {
-            if (condition.getAsBoolean()) {
+            if (holds(condition)) {
                 return true;
             }
             Thread.sleep(2);
         }
-        return condition.getAsBoolean();
+        return holds(condition);
+    }
+
+    private static boolean holds(BooleanSupplier condition) {
+        try {
+            return condition.getAsBoolean();
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private void line(String format, Object... args) {
