@@ -824,8 +824,9 @@ public final class AllocationBenchmark {
      * CPU time used so far (ns) by the whole process and by groups of live threads: the pid-server
      * nodes' serial executors, the embedded ZooKeeper server, the simulated instances' ZooKeeper
      * clients (created by the starter pool), the other ZooKeeper/Curator clients (pid-server nodes,
-     * admin). The process total less the Java threads is mostly JIT compilation and GC. A
-     * load-independent complement to the wall-clock times: what the hand-out costs the 2 cores.
+     * admin). The process total less the Java threads is mostly JIT compilation and GC. A less
+     * load-dependent complement to the wall-clock times (contention and JIT still inflate it): what
+     * the hand-out costs the 2 cores.
      */
     private static Map<String, Long> cpuByGroup() {
         var threads = ManagementFactory.getThreadMXBean();
@@ -875,7 +876,7 @@ public final class AllocationBenchmark {
         long java = after.getOrDefault("java threads", 0L) - before.getOrDefault("java threads", 0L);
         StringBuilder line = new StringBuilder(String.format(
                 Locale.ROOT,
-                "CPU in the phase (load-independent): process %.2f s = %.0f us per PID; of it",
+                "CPU in the phase: process %.2f s = %.0f us per PID; of it",
                 process / 1e9,
                 process / 1e3 / pids));
         for (String group : after.keySet()) {
