@@ -94,6 +94,16 @@ public final class AllocationBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        try {
+            run(args);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            System.exit(1); // the sessions' non-daemon threads would keep a failed run (and the bench lock) alive
+        }
+        System.exit(0); // daemon-less ZooKeeper client threads of terminated sessions
+    }
+
+    private static void run(String[] args) throws Exception {
         Map<String, Integer> opts = new HashMap<>(Map.of(
                 "pids", 1_000,
                 "instances", 50,
@@ -107,6 +117,10 @@ public final class AllocationBenchmark {
                 "leaderSessionMs", (int) LEADER_SESSION.toMillis()));
         opts.put("timeline", 0); // 1 = print each instance's timeline (docs/benchmarks.md §4)
         opts.put("heap", 1); // 0: no heap measurements (three full GCs each)
+        // the warm-up case's size: the default warms only the 1,000/50 paths, so a 100,000 run still
+        // pays C2 compilations of the big case's paths inside its measured phase (docs/benchmarks.md §10)
+        opts.put("warmupPids", 1_000);
+        opts.put("warmupInstances", 50);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (!opts.containsKey(kv[0])) {
@@ -119,8 +133,11 @@ public final class AllocationBenchmark {
             ZooKeeper admin = connect(server.getConnectString(), 30_000, null);
             var bench = new AllocationBenchmark(opts, server, admin);
             if (opts.get("warmup") > 0) {
-                System.out.println("warm-up: 1000 PIDs / 50 instances (not reported)");
-                bench.runCase("warmup", 1_000, 50, 5, false, false);
+                int warmupPids = opts.get("warmupPids");
+                int warmupInstances = opts.get("warmupInstances");
+                System.out.printf(
+                        Locale.ROOT, "warm-up: %d PIDs / %d instances (not reported)%n", warmupPids, warmupInstances);
+                bench.runCase("warmup", warmupPids, warmupInstances, 5, false, false);
                 bench.report.clear();
                 bench.asyncCreates("/warmup-async", 5_000);
                 bench.syncCreates("/warmup-sync", 500);
@@ -148,7 +165,6 @@ public final class AllocationBenchmark {
             System.out.println("==== results ====");
             bench.report.forEach(System.out::println);
         }
-        System.exit(0); // daemon-less ZooKeeper client threads of terminated sessions
     }
 
     // ------------------------------------------------------------------ the case
@@ -178,6 +194,7 @@ public final class AllocationBenchmark {
             }
             long zxid0 = zxid();
             long[] p0 = packets();
+            Map<String, Long> cpu0 = cpuByGroup();
             long[] w0 = leader == null ? new long[] {0, 0} : writerCounts(leader);
 
             ExecutorService starters = Executors.newFixedThreadPool(8);
@@ -201,6 +218,7 @@ public final class AllocationBenchmark {
             boolean all = awaitQuietly(opts.get("timeoutSec"), () -> tracker.holders.size() == pids);
             long lastAdded = tracker.lastAddedNanos.get();
             double allocMs = (lastAdded - lastRegistered) / 1e6;
+            Map<String, Long> cpu1 = cpuByGroup();
             long[] w1 = writerCounts(leader);
             long[] p1 = packets();
             long zxid1 = zxid();
@@ -229,6 +247,8 @@ public final class AllocationBenchmark {
                             + "pings): received %d = %.2f per PID; sent %d = %.2f per PID (replies + watch "
                             + "notifications); write transactions %.2f per PID",
                     received, received / (double) pids, sent, sent / (double) pids, (zxid1 - zxid0) / (double) pids);
+
+            line("  %s", cpuLine(cpu0, cpu1, pids));
 
             if (print && opts.get("timeline") > 0) {
                 timeline(sims);
@@ -534,15 +554,16 @@ public final class AllocationBenchmark {
                     null);
         }
 
-        /** One persistent recursive watch, then one listing for what was there before it. */
+        /**
+         * One persistent recursive watch, then one listing for what was there before it. Like the SDK,
+         * the listing is sent right behind the watch, not after its reply: ZooKeeper answers one
+         * session's requests in order, so the listing sees every change the watch misses.
+         */
         private void watchPids(String root) {
             pidsPath = root;
             zk.addWatch(
-                    root,
-                    this,
-                    org.apache.zookeeper.AddWatchMode.PERSISTENT_RECURSIVE,
-                    (rc, path, ctx) -> rescan(root),
-                    null);
+                    root, this, org.apache.zookeeper.AddWatchMode.PERSISTENT_RECURSIVE, (rc, path, ctx) -> {}, null);
+            rescan(root);
         }
 
         /** Lists the pids node: forgets the PIDs gone, reads every node. */
@@ -558,7 +579,11 @@ public final class AllocationBenchmark {
                                     gone(pid);
                                 }
                             }
-                            children.forEach(child -> read(root + "/" + child));
+                            // all of them in one read multi-op (as the SDK does), not the first alone
+                            children.forEach(child -> toRead.add(root + "/" + child));
+                            if (!readInFlight) {
+                                sendReads();
+                            }
                         }
                     },
                     null);
@@ -597,6 +622,11 @@ public final class AllocationBenchmark {
                                 gone(path.substring(path.lastIndexOf('/') + 1));
                             }
                         }
+                        // the acknowledgements this reply made due go together (as the SDK's coalesced
+                        // writes do), not the first one alone
+                        if (!ackInFlight) {
+                            sendAcks();
+                        }
                         sendReads();
                     },
                     null);
@@ -617,9 +647,7 @@ public final class AllocationBenchmark {
             }
             toAck.put(path, new Ack(path, node, stat.getVersion()));
             acking.put(path, new ArrayList<>());
-            if (!ackInFlight) {
-                sendAcks();
-            }
+            // sent by the caller once the whole read reply is handled
         }
 
         private void sendAcks() {
@@ -792,6 +820,80 @@ public final class AllocationBenchmark {
         return new long[] {0, 0};
     }
 
+    /**
+     * CPU time used so far (ns) by the whole process and by groups of live threads: the pid-server
+     * nodes' serial executors, the embedded ZooKeeper server, the simulated instances' ZooKeeper
+     * clients (created by the starter pool), the other ZooKeeper/Curator clients (pid-server nodes,
+     * admin). The process total less the Java threads is mostly JIT compilation and GC. A less
+     * load-dependent complement to the wall-clock times (contention and JIT still inflate it): what
+     * the hand-out costs the 2 cores.
+     */
+    private static Map<String, Long> cpuByGroup() {
+        var threads = ManagementFactory.getThreadMXBean();
+        Map<String, Long> cpu = new java.util.TreeMap<>();
+        for (java.lang.management.ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (info == null) {
+                continue;
+            }
+            long ns = threads.getThreadCpuTime(info.getThreadId());
+            if (ns > 0) {
+                cpu.merge(cpuGroup(info.getThreadName()), ns, Long::sum);
+                cpu.merge("java threads", ns, Long::sum);
+            }
+        }
+        var os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            cpu.put("process", sun.getProcessCpuTime());
+        }
+        return cpu;
+    }
+
+    private static String cpuGroup(String thread) {
+        if (thread.startsWith("pidpool-node-")) {
+            return "leader/follower serial";
+        }
+        boolean client = thread.contains("-SendThread") || thread.contains("-EventThread");
+        if (client && thread.startsWith("pool-")) {
+            return "sims' ZooKeeper clients";
+        }
+        if (client || thread.startsWith("Curator-")) {
+            return "nodes' ZooKeeper clients";
+        }
+        if (thread.startsWith("NIO")
+                || thread.startsWith("SyncThread")
+                || thread.startsWith("ProcessThread")
+                || thread.startsWith("CommitProc")
+                || thread.startsWith("RequestThrottler")
+                || thread.startsWith("SessionTracker")
+                || thread.startsWith("ConnnectionExpirer")) {
+            return "ZooKeeper server";
+        }
+        return "other Java threads";
+    }
+
+    private static String cpuLine(Map<String, Long> before, Map<String, Long> after, int pids) {
+        long process = after.getOrDefault("process", 0L) - before.getOrDefault("process", 0L);
+        long java = after.getOrDefault("java threads", 0L) - before.getOrDefault("java threads", 0L);
+        StringBuilder line = new StringBuilder(String.format(
+                Locale.ROOT,
+                "CPU in the phase: process %.2f s = %.0f us per PID; of it",
+                process / 1e9,
+                process / 1e3 / pids));
+        for (String group : after.keySet()) {
+            if (group.equals("process") || group.equals("java threads")) {
+                continue;
+            }
+            long used = after.get(group) - before.getOrDefault(group, 0L);
+            line.append(String.format(Locale.ROOT, " %s %.2f s (%.0f us/PID);", group, used / 1e9, used / 1e3 / pids));
+        }
+        line.append(String.format(
+                Locale.ROOT,
+                " JIT, GC and VM %.2f s (%.0f us/PID)",
+                (process - java) / 1e9,
+                (process - java) / 1e3 / pids));
+        return line.toString();
+    }
+
     /** The server's last zxid, read as the mzxid of a write to a probe node (one transaction). */
     private long zxid() throws Exception {
         ensurePath("/zxid-probe");
@@ -879,16 +981,27 @@ public final class AllocationBenchmark {
         }
     }
 
-    /** Polls every 2 ms until the condition holds or the deadline passes. */
+    /**
+     * Polls every 2 ms until the condition holds or the deadline passes. A condition that throws (a
+     * node too busy to answer its query in time, under load) counts as not yet true.
+     */
     private static boolean awaitQuietly(int seconds, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < deadline) {
-            if (condition.getAsBoolean()) {
+            if (holds(condition)) {
                 return true;
             }
             Thread.sleep(2);
         }
-        return condition.getAsBoolean();
+        return holds(condition);
+    }
+
+    private static boolean holds(BooleanSupplier condition) {
+        try {
+            return condition.getAsBoolean();
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private void line(String format, Object... args) {

@@ -10,6 +10,9 @@ import io.pidpool.client.testing.TestZooKeeper;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
@@ -97,5 +100,32 @@ class PidClientWatchIT {
         harness.addAndAwait(instance, "b3");
         assertThat(internal.nodesRead() - before).isEqualTo(3); // + p1 as updated + b3; not our UPDATED
         assertThat(leader.read(instance, "p1").map(PidNode::state)).contains(PidState.UPDATED);
+    }
+
+    @Test
+    void aShareWrittenWhileTheClientStartsWatchingIsTakenUpWhole() throws Exception {
+        // the listing travels right behind the watch (not after its reply): whatever the leader
+        // creates around that moment is either listed or notified, never neither
+        PidClient client = harness.start(harness.builder(listener));
+        FakeLeader.Instance instance = harness.instanceOf(client);
+        leader.curator().create().forPath(instance.pidsPath());
+        List<String> pids = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            pids.add("r" + i);
+        }
+        for (String pid : pids.subList(0, 20)) {
+            leader.add(instance, pid, FakeLeader.account("pw-" + pid, 100));
+        }
+        CompletableFuture<Void> rest = CompletableFuture.runAsync(() -> {
+            for (String pid : pids.subList(20, pids.size())) {
+                leader.add(instance, pid, FakeLeader.account("pw-" + pid, 100));
+            }
+        });
+        harness.handshake(client);
+        rest.join();
+        for (String pid : pids) {
+            harness.awaitState(instance, pid, PidState.ADDED);
+        }
+        assertThat(client.heldPids()).containsExactlyInAnyOrderElementsOf(pids);
     }
 }

@@ -93,6 +93,11 @@ final class LeaderTerm {
     private final DbView db = new DbView();
     private final LeaderState state = new LeaderState();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
+    /**
+     * Measures what passes cost (the pacing below): the serial thread's CPU time, not the wall
+     * clock, so that preemption by other processes and GC pauses do not space passes out.
+     */
+    private final io.pidpool.core.port.Ticker work;
 
     private FenceToken token;
     private FencedWriter writer;
@@ -130,8 +135,14 @@ final class LeaderTerm {
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
     LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced) {
+        this(ctx, onFenced, ThreadCpuTicker.orElse(ctx.ticker()));
+    }
+
+    /** @param work the clock that measures what a pass cost on the serial thread */
+    LeaderTerm(NodeContext ctx, Consumer<PidPoolException> onFenced, io.pidpool.core.port.Ticker work) {
         this.ctx = ctx;
         this.onFenced = onFenced;
+        this.work = work;
         this.reconciler = new Reconciler(ctx.layout(), ctx.settings(), ctx.clock());
         this.batches = new BatchApplier(
                 ctx.repositories(), ctx.batchHook(), ctx.quota().resetLog(), ctx.clock());
@@ -519,6 +530,7 @@ final class LeaderTerm {
         }
         passes++;
         long now = ctx.ticker().read();
+        long work0 = work.read();
         java.util.Set<String> alertedBefore = state.alertKeys();
         Set<String> dirty = ctx.view().drainDirtyPids();
         boolean full =
@@ -558,7 +570,8 @@ final class LeaderTerm {
                 grace.toNanos(),
                 now,
                 rowsLoaded ? scope : scope.withoutRows());
-        long decideCost = ctx.ticker().read() - now;
+        long decided = ctx.ticker().read();
+        long decideCost = work.read() - work0;
         if (full) {
             fullPasses++;
             lastFullNanos = now;
@@ -583,7 +596,7 @@ final class LeaderTerm {
             // the rows and statuses are diffed again by the next pass
             log.warn("database update of this pass failed: {}", e.getMessage());
         }
-        lastPassCostNanos = ctx.ticker().read() - now;
+        lastPassCostNanos = work.read() - work0;
         if (log.isDebugEnabled()) {
             log.debug(
                     "pass {} ({}{}, {} dirty): decide {} ms, {} intents sent after {} ms, rows {} ms",
@@ -591,7 +604,7 @@ final class LeaderTerm {
                     full ? "full" : "incremental",
                     placement ? ", placement" : "",
                     dirty.size(),
-                    decideCost / 1_000_000,
+                    (decided - now) / 1_000_000,
                     decision.intents().size(),
                     (flushed - now) / 1_000_000,
                     (ctx.ticker().read() - flushed) / 1_000_000);
