@@ -129,7 +129,7 @@ public final class PidPoolNode implements AutoCloseable {
         });
         this.quota = new QuotaSync(b.quotaProvisioner, b.quotaResets, b.quotaRetryDelay, nodeId);
         var store = new RepositoryLeaderStore(b.repositories, b.cooldowns);
-        this.warm = new WarmAccounts(store, b.warmAccountsInterval, nodeId);
+        this.warm = new WarmAccounts(store, b.warmAccountsInterval, b.ticker, nodeId);
         this.ctx = new NodeContext(
                 nodeId,
                 client,

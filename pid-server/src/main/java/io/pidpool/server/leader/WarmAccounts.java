@@ -2,6 +2,7 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
+import io.pidpool.core.port.Ticker;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -31,17 +32,28 @@ import org.slf4j.LoggerFactory;
 final class WarmAccounts implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WarmAccounts.class);
 
+    /**
+     * A node whose term ended waits this long before loading every account again: that load would
+     * compete with its successor's term start for the database (and, on a shared machine, the CPU).
+     */
+    static final Duration RESUME_DELAY = Duration.ofSeconds(10);
+
     private final LeaderStore store;
     private final Duration interval;
+    private final Ticker ticker;
     private final ScheduledExecutorService thread;
 
     private DbView view;
     private boolean paused;
     private boolean unversioned;
+    /** Ticker time before which no refresh runs (set by {@link #resume()}). */
+    private long notBefore;
 
-    WarmAccounts(LeaderStore store, Duration interval, String nodeId) {
+    WarmAccounts(LeaderStore store, Duration interval, Ticker ticker, String nodeId) {
         this.store = store;
         this.interval = interval;
+        this.ticker = ticker;
+        this.notBefore = ticker.read();
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-warm-" + nodeId);
             t.setDaemon(true);
@@ -68,9 +80,13 @@ final class WarmAccounts implements AutoCloseable {
         return Optional.ofNullable(taken);
     }
 
-    /** The node follows again: refresh from scratch (the term's view went on without versions). */
+    /**
+     * The node follows again: refresh from scratch (the term's view went on without versions), after
+     * {@link #RESUME_DELAY}.
+     */
     synchronized void resume() {
         paused = false;
+        notBefore = ticker.read() + RESUME_DELAY.toNanos();
     }
 
     /** The version of the copy, or {@link AccountSnapshot#UNVERSIONED} if there is none (for tests). */
@@ -82,7 +98,7 @@ final class WarmAccounts implements AutoCloseable {
     void refresh() {
         DbView current;
         synchronized (this) {
-            if (paused || unversioned) {
+            if (paused || unversioned || ticker.read() - notBefore < 0) {
                 return;
             }
             current = view;
