@@ -10,8 +10,7 @@ import io.pidpool.client.testing.BlackHoleProxy;
 import io.pidpool.client.testing.FakeLeader;
 import io.pidpool.client.testing.RecordingListener;
 import io.pidpool.client.testing.RecordingListener.Kind;
-import io.pidpool.client.testing.SdkHarness;
-import io.pidpool.client.testing.TestZooKeeper;
+import io.pidpool.client.testing.SdkIT;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
@@ -19,51 +18,16 @@ import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The SDK against real ZooKeeper and a fake leader: registration, instructions and answers. */
-class PidClientAssignmentIT {
-    private static TestingServer zookeeper;
-
-    private SdkHarness harness;
-    private FakeLeader leader;
-    private RecordingListener listener;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = TestZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @BeforeEach
-    void setUp() {
-        harness = new SdkHarness(zookeeper.getConnectString());
-        leader = harness.leader();
-        listener = new RecordingListener();
-    }
-
-    @AfterEach
-    void tearDown() {
-        harness.close();
-        assertThat(listener.violations()).isEmpty();
-    }
-
+class PidClientAssignmentIT extends SdkIT {
     @Test
     void registersUnderASessionDerivedIdAndFollowsTheHandshake() {
         PidClient client = harness.start(harness.builder(listener).weight(3));

@@ -7,21 +7,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.pidpool.client.testing.BlackHoleProxy;
 import io.pidpool.client.testing.FakeLeader;
-import io.pidpool.client.testing.FakePlatform;
+import io.pidpool.client.testing.PlatformSdkIT;
 import io.pidpool.client.testing.RecordingListener;
 import io.pidpool.client.testing.RecordingListener.Kind;
-import io.pidpool.client.testing.SdkHarness;
-import io.pidpool.client.testing.TestZooKeeper;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.testing.ManualTicker;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.Set;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,38 +22,8 @@ import org.slf4j.LoggerFactory;
  * Exclusive hold under faults: a partition (black-holed proxy), session expiry, a deleted instance
  * node and a process pause, against real ZooKeeper.
  */
-class PidClientConnectionIT {
+class PidClientConnectionIT extends PlatformSdkIT {
     private static final Logger log = LoggerFactory.getLogger(PidClientConnectionIT.class);
-    private static TestingServer zookeeper;
-
-    private SdkHarness harness;
-    private FakeLeader leader;
-    private final FakePlatform platform = new FakePlatform();
-    private RecordingListener listener;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = TestZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @BeforeEach
-    void setUp() {
-        harness = new SdkHarness(zookeeper.getConnectString());
-        leader = harness.leader();
-        listener = new RecordingListener("A", platform);
-    }
-
-    @AfterEach
-    void tearDown() {
-        harness.close();
-        assertThat(listener.violations()).isEmpty();
-        assertThat(platform.violations()).isEmpty();
-    }
 
     @Test
     void aPartitionRevokesWithinTheLeaseAndTheSameSessionTakesThePidsUpAgain() {

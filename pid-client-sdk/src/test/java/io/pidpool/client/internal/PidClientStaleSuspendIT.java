@@ -7,12 +7,9 @@ import static org.awaitility.Awaitility.await;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.Registration;
 import io.pidpool.client.testing.FakeLeader;
-import io.pidpool.client.testing.FakePlatform;
-import io.pidpool.client.testing.RecordingListener;
+import io.pidpool.client.testing.PlatformSdkIT;
 import io.pidpool.client.testing.RecordingListener.Kind;
 import io.pidpool.client.testing.SdkHarness;
-import io.pidpool.client.testing.TestZooKeeper;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -20,11 +17,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFaults;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,38 +25,7 @@ import org.junit.jupiter.api.Test;
  * and injects a session expiration after the session timeout (CI: PidClientConnectionIT registered a
  * third session 2 s after the second one and never took up the PID added on the second).
  */
-class PidClientStaleSuspendIT {
-    private static TestingServer zookeeper;
-
-    private SdkHarness harness;
-    private FakeLeader leader;
-    private final FakePlatform platform = new FakePlatform();
-    private RecordingListener listener;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = TestZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @BeforeEach
-    void setUp() {
-        harness = new SdkHarness(zookeeper.getConnectString());
-        leader = harness.leader();
-        listener = new RecordingListener("A", platform);
-    }
-
-    @AfterEach
-    void tearDown() {
-        harness.close();
-        assertThat(listener.violations()).isEmpty();
-        assertThat(platform.violations()).isEmpty();
-    }
-
+class PidClientStaleSuspendIT extends PlatformSdkIT {
     @Test
     void aSuspendedOnAHealthyConnectionRevokesButKeepsTheSessionAndCuratorSeesTheConnectionAgain() {
         PidClient client = harness.start(harness.builder(listener).sessionTimeout(Duration.ofSeconds(2)));

@@ -4,54 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.client.PidClient;
 import io.pidpool.client.testing.FakeLeader;
-import io.pidpool.client.testing.RecordingListener;
-import io.pidpool.client.testing.SdkHarness;
-import io.pidpool.client.testing.TestZooKeeper;
+import io.pidpool.client.testing.SdkIT;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** How the SDK reads and answers: coalesced acknowledgements, no re-read of its own writes. */
-class PidClientWatchIT {
-    private static TestingServer zookeeper;
-
-    private SdkHarness harness;
-    private FakeLeader leader;
-    private RecordingListener listener;
-
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = TestZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
-    @BeforeEach
-    void setUp() {
-        harness = new SdkHarness(zookeeper.getConnectString());
-        leader = harness.leader();
-        listener = new RecordingListener();
-    }
-
-    @AfterEach
-    void tearDown() {
-        harness.close();
-        assertThat(listener.violations()).isEmpty();
-    }
-
+class PidClientWatchIT extends SdkIT {
     @Test
     void anAcknowledgementMultiOpWithOneStaleVersionStillAcknowledgesTheOthers() throws Exception {
         // callbacks on the state thread itself: the three answers become due in one burst and are
