@@ -11,26 +11,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class AllocationIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
     static final ModuleKey B = ModuleKey.parse("ops#audit#reader");
     static final ModuleKey C = ModuleKey.parse("mkt#quote#feed");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     @Test
     void thousandPidsOverThreeModulesAndTenInstancesAreHeldDisjointAndBalanced() {

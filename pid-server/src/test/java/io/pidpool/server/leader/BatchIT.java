@@ -29,25 +29,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 import org.apache.curator.framework.CuratorFramework;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class BatchIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
     static final ModuleKey B = ModuleKey.parse("ops#audit#reader");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     PidPoolNode awaitLeader() {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);

@@ -10,24 +10,14 @@ import io.pidpool.server.testing.ZkTestSupport;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class InstanceLossIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     @Test
     void aVanishedInstancesPidsGoElsewhereOnlyAfterTheGracePeriod() throws Exception {

@@ -21,9 +21,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.AddWatchMode;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A change committed after the follower's last replayed event and before its election steps must be
@@ -34,17 +33,8 @@ import org.junit.jupiter.api.Test;
 class LateChangeFailoverIT {
     static final ModuleKey A = ModuleKey.parse("fin#warm#start");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     /**
      * The old leader's last act (simulated): 600 new PIDs written ADDING to one of two instances, after

@@ -24,24 +24,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class LeaderFailoverIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     PidPoolNode awaitLeader() {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);

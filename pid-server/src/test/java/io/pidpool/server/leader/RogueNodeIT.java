@@ -15,24 +15,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.framework.CuratorFramework;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class RogueNodeIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     @Test
     void garbageWrittenByARogueClientIsLoggedAndRepairedWithoutTouchingOtherPids() throws Exception {

@@ -14,9 +14,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A follower's warm copy of the accounts ({@link WarmAccounts}) is a head start, never the truth: a
@@ -30,17 +29,8 @@ import org.junit.jupiter.api.Test;
 class WarmAccountsFailoverIT {
     static final ModuleKey A = ModuleKey.parse("fin#warm#copy");
 
-    TestCluster cluster;
-
-    @BeforeEach
-    void setUp() {
-        cluster = new TestCluster();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cluster.close();
-    }
+    @RegisterExtension
+    final TestCluster cluster = new TestCluster();
 
     @Test
     void aStaleWarmCopyIsBroughtUpToDateBeforeTheFirstPass() throws Exception {

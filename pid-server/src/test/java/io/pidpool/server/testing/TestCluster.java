@@ -26,12 +26,15 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A loopback ZooKeeper, an in-memory store, server nodes and simulated instances, closed together.
- * Integration tests build their scenario on it.
+ * Integration tests build their scenario on it; as a JUnit extension field
+ * ({@code @RegisterExtension final TestCluster cluster = new TestCluster();}) it is closed after each test.
  */
-public final class TestCluster implements AutoCloseable {
+public final class TestCluster implements AutoCloseable, AfterEachCallback {
     public static final ZkLayout LAYOUT = new ZkLayout("test");
 
     public final LoopbackZooKeeper zk = new LoopbackZooKeeper();
@@ -181,6 +184,11 @@ public final class TestCluster implements AutoCloseable {
 
     public void remove(SimulatedInstance sim) {
         instances.remove(sim);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws java.io.IOException {
+        close();
     }
 
     @Override
