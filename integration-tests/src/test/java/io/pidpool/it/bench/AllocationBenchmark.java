@@ -121,13 +121,7 @@ public final class AllocationBenchmark {
         // pays C2 compilations of the big case's paths inside its measured phase (docs/benchmarks.md §10)
         opts.put("warmupPids", 1_000);
         opts.put("warmupInstances", 50);
-        for (String arg : args) {
-            String[] kv = arg.split("=", 2);
-            if (!opts.containsKey(kv[0])) {
-                throw new IllegalArgumentException("unknown argument " + arg + "; known: " + opts.keySet());
-            }
-            opts.put(kv[0], Integer.parseInt(kv[1]));
-        }
+        parseArgs(args, opts);
         Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir")));
         try (TestingServer server = startServer()) {
             ZooKeeper admin = connect(server.getConnectString(), 30_000, null);
@@ -429,6 +423,17 @@ public final class AllocationBenchmark {
     // ------------------------------------------------------------------ simulated SDK instance
 
     /** Shared counters of every simulated instance. */
+    /** {@code name=value} arguments over {@code opts}'s defaults; an unknown name is refused. */
+    static void parseArgs(String[] args, Map<String, Integer> opts) {
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            if (!opts.containsKey(kv[0])) {
+                throw new IllegalArgumentException("unknown argument " + arg + "; known: " + opts.keySet());
+            }
+            opts.put(kv[0], Integer.parseInt(kv[1]));
+        }
+    }
+
     static final class Tracker {
         final ConcurrentHashMap<String, String> holders = new ConcurrentHashMap<>();
         final AtomicLong lastAddedNanos = new AtomicLong();

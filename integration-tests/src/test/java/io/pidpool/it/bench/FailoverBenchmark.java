@@ -74,13 +74,7 @@ public final class FailoverBenchmark {
         Map<String, Integer> opts =
                 new HashMap<>(Map.of("pids", 100_000, "instances", 1_000, "rounds", 2, "leaderSessionMs", 5_000));
         opts.put("catchUpSec", 300);
-        for (String arg : args) {
-            String[] kv = arg.split("=", 2);
-            if (!opts.containsKey(kv[0])) {
-                throw new IllegalArgumentException("unknown argument " + arg + "; known: " + opts.keySet());
-            }
-            opts.put(kv[0], Integer.parseInt(kv[1]));
-        }
+        AllocationBenchmark.parseArgs(args, opts);
         int pids = opts.get("pids");
         int instances = opts.get("instances");
         Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir")));

@@ -40,18 +40,23 @@ class UsageLedgerSyncIT {
             Workload load = new Workload(pids, f.month, "p");
             List<SyncReport> reports = syncWhile(f.sync(), () -> load.run(clients, 150, 42, () -> {}));
 
-            assertLedgerMatches(f, load);
-            int recorded = reports.stream().mapToInt(SyncReport::recorded).sum();
-            assertThat(recorded).isEqualTo(load.grants.size() + load.refunds.size());
-            assertThat(reports)
-                    .allSatisfy(
-                            r -> assertThat(r.alertWorthy()).as(r.toString()).isFalse());
-            assertThat(reports.stream()
-                            .mapToInt(SyncReport::compensatedFromStream)
-                            .sum())
-                    .isZero();
+            assertRecordedExactlyOnce(f, load, reports);
             clients.stream().filter(c -> c != f.quota).forEach(RedissonQuotaLedger::close);
         }
+    }
+
+    /**
+     * The ledger holds exactly the load's grants and refunds, each recorded once, by syncs that raised
+     * nothing alert-worthy and compensated nothing from the stream.
+     */
+    private static void assertRecordedExactlyOnce(UsageFixture f, Workload load, List<SyncReport> reports) {
+        assertLedgerMatches(f, load);
+        assertThat(reports.stream().mapToInt(SyncReport::recorded).sum())
+                .isEqualTo(load.grants.size() + load.refunds.size());
+        assertThat(reports)
+                .allSatisfy(r -> assertThat(r.alertWorthy()).as(r.toString()).isFalse());
+        assertThat(reports.stream().mapToInt(SyncReport::compensatedFromStream).sum())
+                .isZero();
     }
 
     /** Syncs in a loop on its own thread while {@code load} runs, then once more after it. */
@@ -84,16 +89,7 @@ class UsageLedgerSyncIT {
             Workload load = new Workload(pids, f.month, "b");
             List<SyncReport> reports = syncWhile(sync, () -> load.runBatched(clients, 40, 12, 11));
 
-            assertLedgerMatches(f, load);
-            assertThat(reports.stream().mapToInt(SyncReport::recorded).sum())
-                    .isEqualTo(load.grants.size() + load.refunds.size());
-            assertThat(reports)
-                    .allSatisfy(
-                            r -> assertThat(r.alertWorthy()).as(r.toString()).isFalse());
-            assertThat(reports.stream()
-                            .mapToInt(SyncReport::compensatedFromStream)
-                            .sum())
-                    .isZero();
+            assertRecordedExactlyOnce(f, load, reports);
             // fewer stream entries than deduction events: the batches were coalesced per shard
             long entries = 0;
             for (int s = 0; s < f.keys.shards(); s++) {

@@ -39,24 +39,32 @@ final class Workload {
 
     /** {@code clients.size()} threads, each doing {@code ops} permits; returns when all are done. */
     void run(List<RedissonQuotaLedger> clients, int ops, long seed, Runnable midway) {
-        List<Thread> threads = new ArrayList<>();
         AtomicInteger done = new AtomicInteger();
         int total = clients.size() * ops;
         AtomicInteger midwayRun = new AtomicInteger();
+        onThreads(clients, seed, "load", (client, random, thread) -> {
+            for (int i = 0; i < ops; i++) {
+                one(client, random, tag + "-" + thread + "-" + i);
+                if (done.incrementAndGet() == total / 2 && midwayRun.getAndIncrement() == 0) {
+                    midway.run();
+                }
+            }
+        });
+    }
+
+    /** What one load thread does with its client and its own seeded random. */
+    private interface PerClient {
+        void run(RedissonQuotaLedger client, SplittableRandom random, int thread);
+    }
+
+    /** One thread per client (seed + index), started together; returns when all are done. */
+    private static void onThreads(List<RedissonQuotaLedger> clients, long seed, String name, PerClient body) {
+        List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < clients.size(); t++) {
             RedissonQuotaLedger client = clients.get(t);
             SplittableRandom random = new SplittableRandom(seed + t);
             int thread = t;
-            Thread th = new Thread(
-                    () -> {
-                        for (int i = 0; i < ops; i++) {
-                            one(client, random, tag + "-" + thread + "-" + i);
-                            if (done.incrementAndGet() == total / 2 && midwayRun.getAndIncrement() == 0) {
-                                midway.run();
-                            }
-                        }
-                    },
-                    "load-" + t);
+            Thread th = new Thread(() -> body.run(client, random, thread), name + "-" + t);
             th.start();
             threads.add(th);
         }
@@ -84,22 +92,11 @@ final class Workload {
      * refunded through the single refund script, twice.
      */
     void runBatched(List<RedissonQuotaLedger> clients, int batches, int size, long seed) {
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < clients.size(); t++) {
-            RedissonQuotaLedger client = clients.get(t);
-            SplittableRandom random = new SplittableRandom(seed + t);
-            int thread = t;
-            Thread th = new Thread(
-                    () -> {
-                        for (int b = 0; b < batches; b++) {
-                            batch(client, random, tag + "-" + thread + "-" + b + "-", size);
-                        }
-                    },
-                    "batch-load-" + t);
-            th.start();
-            threads.add(th);
-        }
-        joinAll(threads);
+        onThreads(clients, seed, "batch-load", (client, random, thread) -> {
+            for (int b = 0; b < batches; b++) {
+                batch(client, random, tag + "-" + thread + "-" + b + "-", size);
+            }
+        });
     }
 
     private void batch(RedissonQuotaLedger client, SplittableRandom random, String prefix, int size) {
