@@ -18,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -209,13 +211,32 @@ class TreeWatcherIT {
      */
     @Test
     void aDisconnectionLeavesTheViewUnprovenUntilTheDeferredRescan() throws Exception {
+        // the client may take up to ~2 s to reconnect (a random pause, then a spin delay): a session
+        // of 4 s (the most this server allows) survives that
+        CuratorFramework patient = CuratorFrameworkFactory.builder()
+                .connectString(zk.connectString())
+                .namespace(NS)
+                .sessionTimeoutMs(4_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        patient.start();
+        assertThat(patient.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            disconnectionLeavesTheViewUnproven(patient);
+        } finally {
+            watcher.close();
+            patient.close();
+        }
+    }
+
+    private void disconnectionLeavesTheViewUnproven(CuratorFramework patient) throws Exception {
         watcher.close();
-        watcher = startWatcher(Duration.ofMillis(1_500));
-        long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+        watcher = startWatcher(patient, Duration.ofMillis(1_500));
+        long session = patient.getZookeeperClient().getZooKeeper().getSessionId();
         long scans = watcher.scans();
 
-        interruptConnection(client);
-        assertThat(client.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
+        interruptConnection(patient);
+        assertThat(patient.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
         TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(after.current()).isFalse();
         assertThat(after.reason()).contains("interrupted");
@@ -267,9 +288,9 @@ class TreeWatcherIT {
         assertThat(upserts(root + "/a/x")).anyMatch(u -> new String(u.data(), StandardCharsets.UTF_8).equals("x1"));
     }
 
-    TreeWatcher startWatcher(Duration rescanDelay) throws InterruptedException {
+    TreeWatcher startWatcher(CuratorFramework on, Duration rescanDelay) throws InterruptedException {
         long before = events.size();
-        TreeWatcher started = new TreeWatcher(client, root, false, executor, events::add, () -> {}, (path, zxid) -> {
+        TreeWatcher started = new TreeWatcher(on, root, false, executor, events::add, () -> {}, (path, zxid) -> {
                     Long mzxid = known.get(path);
                     return mzxid != null && mzxid >= zxid;
                 })
