@@ -323,6 +323,9 @@ public final class TreeWatcher implements AutoCloseable {
         }
         gen.registeredAt = at;
         if (initialized) {
+            if (!rescanDelay.isZero()) {
+                log.info("Watch on {} is back after a reconnection; rescanning in {}", path, rescanDelay);
+            }
             rescanLater(); // a reconnection: the view is unproven until this scan is done
         } else {
             scan();
