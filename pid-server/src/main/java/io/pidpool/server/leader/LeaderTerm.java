@@ -16,6 +16,7 @@ import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.NodeStat;
+import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.WriteResult;
 import io.pidpool.server.zk.ZkSupport;
 import io.pidpool.server.zk.ZkWrite;
@@ -40,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * One leadership term of one node: from winning the election to losing it (or being fenced off).
  *
  * <p>On {@link #begin()}: bump {@code /epoch} (remembering the version), {@code sync()}, load the
- * database view, scan {@code /modules} into the ZooKeeper view, and only then start serving:
+ * database view, scan {@code /modules} into the ZooKeeper view unless the node's watcher proves that
+ * view current as of a barrier after the sync ({@link TreeWatcher#proveCurrent}; the scan is what
+ * happens on any doubt), and only then start serving:
  * reconcile (delete first, then add), apply pending batches, and keep doing both on events and on a
  * schedule. Every write goes through this term's {@link FencedWriter}; a fenced write ends the term.
  *
@@ -128,6 +131,8 @@ final class LeaderTerm {
     private long lastPassCostNanos;
     private long lastPlacementCostNanos;
     private boolean placementTimer;
+    /** Whether the term started from the watcher's view (proven current) or scanned, and why. */
+    private TreeWatcher.Proof viewProof;
     /** Where this term's accounts came from (for the log line of the term start). */
     private String accountsSource = "";
     /** Whether {@link LeaderState#rows()} holds the stored rows yet (a new term reads them after its first pass). */
@@ -167,20 +172,27 @@ final class LeaderTerm {
         policy = ctx.placement().apply(grace);
         ZkSupport.await(ZkSupport.sync(ctx.client(), "/"), ctx.settings().zkTimeout(), "sync");
         long t1 = System.nanoTime();
+        // the watcher has followed /modules all along: if it proves the view current as of a barrier
+        // after this sync (TreeWatcher.proveCurrent, docs/leader.md §2a), the scan would add nothing
+        viewProof = ctx.viewProof().apply(ctx.settings().zkTimeout());
+        long tp = System.nanoTime();
         // the scan is asynchronous (read multi-ops, a level's requests all in flight): it runs while
         // this thread loads the database, instead of after it
-        var scanning = ctx.scanner().scan(ctx.layout().modules(), 3);
+        var scanning =
+                viewProof.current() ? null : ctx.scanner().scan(ctx.layout().modules(), 3);
         // the assignment rows are not needed to serve: they are read after the first pass
         loadAccounts();
         long t2 = System.nanoTime();
-        List<NodeEvent> scan = ZkSupport.await(scanning, ctx.settings().zkTimeout(), "scan");
+        List<NodeEvent> scan = scanning == null
+                ? List.of()
+                : ZkSupport.await(scanning, ctx.settings().zkTimeout(), "scan");
         long t3 = System.nanoTime();
         scan.forEach(ctx.view()::replay);
         long t4 = System.nanoTime();
         serving = true;
         log.info(
                 "{} leads with epoch {} (session timeout {}, grace {}, {} PIDs, {} nodes; bump+sync {} ms, "
-                        + "database {} ms ({}), rest of the scan {} ms, replay {} ms)",
+                        + "proof {} ms, database {} ms ({}), rest of the scan {} ms, replay {} ms; {})",
                 ctx.nodeId(),
                 token.epoch().value(),
                 negotiated,
@@ -188,10 +200,14 @@ final class LeaderTerm {
                 db.pids().size(),
                 ctx.view().size(),
                 (t1 - t0) / 1_000_000,
-                (t2 - t1) / 1_000_000,
+                (tp - t1) / 1_000_000,
+                (t2 - tp) / 1_000_000,
                 accountsSource,
                 (t3 - t2) / 1_000_000,
-                (t4 - t3) / 1_000_000);
+                (t4 - t3) / 1_000_000,
+                viewProof.current()
+                        ? String.format("view proven current at zxid 0x%x, scan skipped", viewProof.zxid())
+                        : "scan: " + viewProof.reason());
         notifyExists = exists(ctx.layout().notifyNode());
         schedule(ctx.settings().reconcileInterval(), this::reload);
         schedule(ctx.settings().rescanInterval(), this::rescan);
@@ -358,6 +374,11 @@ final class LeaderTerm {
 
     Epoch epoch() {
         return token == null ? Epoch.NONE : token.epoch();
+    }
+
+    /** How the term started: the watcher's proof, or why not (null before {@link #begin()} got there). */
+    TreeWatcher.Proof viewProof() {
+        return viewProof;
     }
 
     FenceToken token() {

@@ -3,6 +3,7 @@ package io.pidpool.server.leader;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.ZkScanner;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +13,11 @@ import java.util.function.Function;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.ACL;
 
-/** What a {@link LeaderTerm} borrows from the {@link PidPoolNode} that runs it. */
+/**
+ * What a {@link LeaderTerm} borrows from the {@link PidPoolNode} that runs it; {@code viewProof} asks
+ * the node's {@code /modules} watcher whether {@code view} is current ({@link TreeWatcher#proveCurrent},
+ * on the serial executor).
+ */
 record NodeContext(
         String nodeId,
         CuratorFramework client,
@@ -31,4 +36,5 @@ record NodeContext(
         AlertSink alerts,
         Ticker ticker,
         Clock clock,
-        List<ACL> acl) {}
+        List<ACL> acl,
+        Function<Duration, TreeWatcher.Proof> viewProof) {}

@@ -69,6 +69,15 @@ import org.slf4j.LoggerFactory;
 public final class PidPoolNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidPoolNode.class);
     private static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
+    /**
+     * How long the {@code /modules} watcher waits before it re-reads the whole tree after a
+     * reconnection. A node that was cut off (an old leader whose session expired, a follower after a
+     * partition) would otherwise scan 100,000 nodes at the very moment its successor starts its term
+     * on the same machines; meanwhile its view is not proven current, so if it is elected before the
+     * scan is done, its term scans, as every term did before the proof. A leader's own term re-reads
+     * the tree at once when it resumes (LeaderTerm.resume).
+     */
+    static final Duration RESCAN_DELAY = Duration.ofSeconds(3);
 
     private enum Lifecycle {
         LATENT,
@@ -90,6 +99,7 @@ public final class PidPoolNode implements AutoCloseable {
     private final QuotaSync quota;
     private final Runnable beforeTerm;
     private final WarmAccounts warm;
+    private final Duration rescanDelay;
 
     // owned by the serial executor
     private volatile LeaderLatch latch;
@@ -97,6 +107,8 @@ public final class PidPoolNode implements AutoCloseable {
     private TreeWatcher modulesWatcher;
     private TreeWatcher notifyWatcher;
     private volatile boolean leading;
+    /** How the last term of this node started (test hook). */
+    private volatile TreeWatcher.Proof lastTermStart;
 
     private PidPoolNode(Builder b) {
         this.nodeId = b.nodeId;
@@ -104,6 +116,7 @@ public final class PidPoolNode implements AutoCloseable {
         this.settings = b.settings;
         this.connectTimeout = b.connectionTimeout;
         this.beforeTerm = b.beforeTerm;
+        this.rescanDelay = b.rescanDelay;
         this.client = b.zkAuth
                 .configure(
                         CuratorFrameworkFactory.builder()
@@ -148,7 +161,8 @@ public final class PidPoolNode implements AutoCloseable {
                 b.alerts,
                 b.ticker,
                 b.clock,
-                b.zkAuth.acl());
+                b.zkAuth.acl(),
+                this::proveViewCurrent);
         this.batches = new BatchService(
                 b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
     }
@@ -184,13 +198,18 @@ public final class PidPoolNode implements AutoCloseable {
                         ZkView.Entry entry = view.node(path);
                         return entry != null && entry.stat().mzxid() >= zxid;
                     });
-            modulesWatcher.start();
+            modulesWatcher.deferRescans(rescanDelay).start();
             notifyWatcher = new TreeWatcher(client, layout.notifyNode(), true, serial, this::notified, () -> {});
             notifyWatcher.start();
             warm.start();
             joinElection();
             return null;
         });
+    }
+
+    /** The serial executor, at a term's start: whether the watched view is current (else the term scans). */
+    private TreeWatcher.Proof proveViewCurrent(Duration timeout) {
+        return modulesWatcher == null ? TreeWatcher.Proof.unproven("no watcher") : modulesWatcher.proveCurrent(timeout);
     }
 
     private void observed(NodeEvent event) {
@@ -267,7 +286,11 @@ public final class PidPoolNode implements AutoCloseable {
         term = candidate;
         try {
             beforeTerm.run();
-            candidate.begin();
+            try {
+                candidate.begin();
+            } finally {
+                lastTermStart = candidate.viewProof();
+            }
             leading = true;
         } catch (RuntimeException e) {
             log.error("{} could not take up leadership: {}", nodeId, e.getMessage(), e);
@@ -469,6 +492,19 @@ public final class PidPoolNode implements AutoCloseable {
         return call(() -> term == null ? 0L : term.passes());
     }
 
+    /**
+     * Test hook: how this node's last term started: proven current (the scan skipped) or the reason it
+     * scanned; null if it never got that far.
+     */
+    TreeWatcher.Proof lastTermStart() {
+        return lastTermStart;
+    }
+
+    /** Test hook: full scans of {@code /modules} this node's watcher completed. */
+    long watcherScans() {
+        return call(() -> modulesWatcher == null ? 0L : modulesWatcher.scans());
+    }
+
     /** Test hook: the quota provisioning of this node. */
     QuotaSync quotaSync() {
         return quota;
@@ -557,6 +593,7 @@ public final class PidPoolNode implements AutoCloseable {
         private Ticker ticker = Ticker.system();
         private Clock clock = Clock.systemUTC();
         private Duration warmAccountsInterval = Duration.ofMillis(250);
+        private Duration rescanDelay = RESCAN_DELAY;
 
         private Builder() {}
 
@@ -652,6 +689,12 @@ public final class PidPoolNode implements AutoCloseable {
         /** Test hook: runs inside each batch's transaction, after its row is locked. */
         Builder batchHook(Runnable value) {
             this.batchHook = requireNonNull(value, "batchHook");
+            return this;
+        }
+
+        /** Test hook: how long the {@code /modules} watcher defers its re-read after a reconnection. */
+        Builder rescanDelay(Duration value) {
+            this.rescanDelay = requireNonNull(value, "rescanDelay");
             return this;
         }
 

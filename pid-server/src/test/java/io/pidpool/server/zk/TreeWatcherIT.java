@@ -5,16 +5,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.server.testing.LoopbackZooKeeper;
 import io.pidpool.server.testing.ZkTestSupport;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -138,6 +146,185 @@ class TreeWatcherIT {
         other.setData().forPath(root + "/a/y", bytes("y2"));
         executor.pumpUntil(() -> upserts(root + "/a/y").stream()
                 .anyMatch(u -> new String(u.data(), StandardCharsets.UTF_8).equals("y2")));
+    }
+
+    // ---------------------------------------------------------------- proving the view current
+
+    @Test
+    void afterTheFirstScanTheViewIsProvenCurrent() {
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+        assertThat(proof.zxid())
+                .isGreaterThanOrEqualTo(upserts(root + "/a/x").get(0).stat().mzxid());
+    }
+
+    /**
+     * A node created by another session before the barrier is notified before the barrier's answer;
+     * the proof must wait until its read has been handed over. Its read is held back: with a short
+     * timeout the proof gives up (and the node is indeed not there yet); released from another thread
+     * while the proof waits, the proof returns only after the node was delivered.
+     */
+    @Test
+    void theBarrierWaitsForTheReadsOfEarlierNotifications() throws Exception {
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        watcher.readHook = read -> read.thenCombine(release, (events, nothing) -> events);
+        other.create().forPath(root + "/a/held", bytes("h"));
+
+        TreeWatcher.Proof early = watcher.proveCurrent(Duration.ofMillis(300));
+        assertThat(early.current()).isFalse();
+        assertThat(early.reason()).contains("took longer");
+        assertThat(upserts(root + "/a/held")).isEmpty();
+
+        other.create().forPath(root + "/a/held2", bytes("h2"));
+        CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS).execute(() -> release.complete(null));
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(release).isDone();
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+        assertThat(upserts(root + "/a/held")).hasSize(1);
+        assertThat(upserts(root + "/a/held2")).hasSize(1);
+    }
+
+    /** Many notifications of one transaction, not pumped: the proof drains, reads and delivers them itself. */
+    @Test
+    void theProofDeliversEveryNotificationQueuedBeforeTheBarrier() throws Exception {
+        List<CuratorOp> creates = new ArrayList<>();
+        for (int i = 0; i < 450; i++) {
+            creates.add(other.transactionOp().create().forPath(root + "/a/b" + i, bytes("v" + i)));
+        }
+        other.transaction().forOperations(creates);
+        other.delete().forPath(root + "/a/x");
+
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+        for (int i = 0; i < 450; i++) {
+            assertThat(upserts(root + "/a/b" + i)).as("b" + i).hasSize(1);
+        }
+        assertThat(events)
+                .anyMatch(e -> e instanceof NodeEvent.Removed r && r.path().equals(root + "/a/x"));
+    }
+
+    /**
+     * A dropped connection (same session): notifications may have been lost, so the view is unproven
+     * from then until a scan that started after the watch was back has been delivered; that scan
+     * waits for the rescan delay.
+     */
+    @Test
+    void aDisconnectionLeavesTheViewUnprovenUntilTheDeferredRescan() throws Exception {
+        // the client may take up to ~2 s to reconnect (a random pause, then a spin delay): a session
+        // of 4 s (the most this server allows) survives that
+        CuratorFramework patient = CuratorFrameworkFactory.builder()
+                .connectString(zk.connectString())
+                .namespace(NS)
+                .sessionTimeoutMs(4_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        patient.start();
+        assertThat(patient.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            disconnectionLeavesTheViewUnproven(patient);
+        } finally {
+            watcher.close();
+            patient.close();
+        }
+    }
+
+    private void disconnectionLeavesTheViewUnproven(CuratorFramework patient) throws Exception {
+        watcher.close();
+        watcher = startWatcher(patient, Duration.ofMillis(1_500));
+        long session = patient.getZookeeperClient().getZooKeeper().getSessionId();
+        long scans = watcher.scans();
+
+        interruptConnection(patient);
+        assertThat(patient.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
+        TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(after.current()).isFalse();
+        assertThat(after.reason()).contains("interrupted");
+
+        long pumpedUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(700);
+        executor.pumpUntil(() -> System.nanoTime() > pumpedUntil);
+        assertThat(watcher.scans()).as("the rescan waits").isEqualTo(scans);
+        assertThat(watcher.proveCurrent(Duration.ofSeconds(10)).current()).isFalse();
+
+        executor.pumpUntil(() -> watcher.scans() > scans);
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+    }
+
+    /** An expired session: a new handle, whose watch has seen nothing yet, until its own scan. */
+    @Test
+    void aNewSessionLeavesTheViewUnprovenUntilItsScan() throws Exception {
+        long scans = watcher.scans();
+        long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+        ZkTestSupport.expireOnServer(client, zk.connectString());
+        awaitTrue(() -> client.getZookeeperClient().isConnected() && sessionOf(client) != session);
+
+        TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(after.current()).isFalse();
+
+        executor.pumpUntil(() -> watcher.scans() > scans);
+        other.create().forPath(root + "/a/late", bytes("l"));
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+        assertThat(upserts(root + "/a/late")).hasSize(1);
+    }
+
+    /** A read of notified nodes that failed: the node may be missing until the next scan. */
+    @Test
+    void aFailedReadLeavesTheViewUnprovenUntilTheNextScan() throws Exception {
+        watcher.readHook = read -> CompletableFuture.failedFuture(new IllegalStateException("injected"));
+        other.setData().forPath(root + "/a/x", bytes("x1"));
+
+        TreeWatcher.Proof failed = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(failed.current()).isFalse();
+        assertThat(failed.reason()).contains("failed");
+        assertThat(upserts(root + "/a/x")).hasSize(1); // only the first scan's
+
+        watcher.readHook = UnaryOperator.identity();
+        long scans = watcher.scans();
+        executor.pumpUntil(() -> watcher.scans() > scans);
+        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        assertThat(proof.current()).as(proof.reason()).isTrue();
+        assertThat(upserts(root + "/a/x")).anyMatch(u -> new String(u.data(), StandardCharsets.UTF_8).equals("x1"));
+    }
+
+    TreeWatcher startWatcher(CuratorFramework on, Duration rescanDelay) throws InterruptedException {
+        long before = events.size();
+        TreeWatcher started = new TreeWatcher(on, root, false, executor, events::add, () -> {}, (path, zxid) -> {
+                    Long mzxid = known.get(path);
+                    return mzxid != null && mzxid >= zxid;
+                })
+                .deferRescans(rescanDelay);
+        started.start();
+        executor.pumpUntil(() -> started.scans() > 0 && events.size() > before);
+        return started;
+    }
+
+    /** Closes the client's socket (same session) and waits until Curator reports it reconnected. */
+    static void interruptConnection(CuratorFramework curator) throws Exception {
+        CountDownLatch reconnected = new CountDownLatch(1);
+        ConnectionStateListener listener = (c, state) -> {
+            if (state == ConnectionState.RECONNECTED) {
+                reconnected.countDown();
+            }
+        };
+        curator.getConnectionStateListenable().addListener(listener);
+        try {
+            curator.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
+            assertThat(reconnected.await(20, TimeUnit.SECONDS))
+                    .as("reconnected")
+                    .isTrue();
+        } finally {
+            curator.getConnectionStateListenable().removeListener(listener);
+        }
+    }
+
+    static long sessionOf(CuratorFramework curator) {
+        try {
+            return curator.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
     }
 
     List<NodeEvent.Upsert> upserts(String path) {
