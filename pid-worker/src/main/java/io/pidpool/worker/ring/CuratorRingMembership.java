@@ -7,17 +7,15 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.ring.ConsistentHashRing;
 import java.io.IOException;
-import java.io.StringReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
@@ -28,9 +26,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Ring membership in ZooKeeper (seed 002). The worker's node {@code /workers/<group>/<memberId>}
  * is EPHEMERAL and kept by Curator's {@link PersistentNode}, which re-creates it under the same
- * name after a session loss, so a worker comes back to the same ring points. Its data holds the
- * worker's virtual node count ({@code vnodes=...}): every member computes every other member's
- * points from id and count, so workers configured with different counts still agree on one ring.
+ * name after a session loss, so a worker comes back to the same ring points. Its data ({@link
+ * RingNodeData}) holds the worker's virtual node count ({@code vnodes=...}) and the task types it
+ * has handlers for ({@code types=...}): every member computes every other member's points from id
+ * and count, so workers configured with different counts still agree on one ring, and builds one
+ * ring per task type from the members that advertise it ({@link GroupRing}).
  *
  * <p>A {@link CuratorCache} on the group folder rebuilds the ring after each change. ZooKeeper
  * delivers changes with a delay and a watch can miss intermediate states; a partitioned worker
@@ -55,16 +55,23 @@ public final class CuratorRingMembership implements RingMembership {
     private final CuratorCache cache;
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
-    private volatile ConsistentHashRing ring = ConsistentHashRing.empty();
+    private volatile GroupRing view = GroupRing.empty();
 
     /**
      * @param client a started client, already in the cluster's namespace ({@code pidpool/<cluster>})
      * @param group the worker group (a token)
      * @param memberId this worker's id (a token), see {@link WorkerIdentity}
      * @param virtualNodes this worker's points on the ring
+     * @param types the task types this worker has handlers for (at least one), advertised in its node
      */
     public CuratorRingMembership(
-            CuratorFramework client, String group, String memberId, int virtualNodes, String host, Clock clock) {
+            CuratorFramework client,
+            String group,
+            String memberId,
+            int virtualNodes,
+            Set<String> types,
+            String host,
+            Clock clock) {
         requireNonNull(client, "curator");
         Names.requireToken(group, "group");
         Names.requireToken(memberId, "memberId");
@@ -74,11 +81,19 @@ public final class CuratorRingMembership implements RingMembership {
                 "virtualNodes must be in 1..%d, was %d",
                 ConsistentHashRing.MAX_VIRTUAL_NODES,
                 virtualNodes);
+        requireNonNull(types, "types");
+        requireArgument(!types.isEmpty(), "types", "a worker advertises at least one task type");
+        for (String t : types) {
+            requireArgument(
+                    RingNodeData.TYPE.matcher(t).matches(),
+                    "types",
+                    "task type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
+                    t);
+        }
         this.groupPath = "/workers/" + group;
         this.memberId = memberId;
-        String data = "vnodes=" + virtualNodes + "\nhost=" + host + "\nstartedAt=" + clock.instant() + "\n";
-        this.node = new PersistentNode(
-                client, CreateMode.EPHEMERAL, false, groupPath + "/" + memberId, data.getBytes(StandardCharsets.UTF_8));
+        byte[] data = RingNodeData.encode(virtualNodes, host, clock.instant(), types);
+        this.node = new PersistentNode(client, CreateMode.EPHEMERAL, false, groupPath + "/" + memberId, data);
         this.cache = CuratorCache.build(client, groupPath);
         this.cache
                 .listenable()
@@ -94,8 +109,8 @@ public final class CuratorRingMembership implements RingMembership {
     }
 
     @Override
-    public ConsistentHashRing ring() {
-        return ring;
+    public GroupRing groupRing() {
+        return view;
     }
 
     @Override
@@ -127,35 +142,37 @@ public final class CuratorRingMembership implements RingMembership {
     }
 
     private void rebuild() {
-        Map<String, Integer> members = new HashMap<>();
+        Map<String, GroupRing.Member> members = new HashMap<>();
         cache.stream()
                 .filter(d ->
                         d.getPath().startsWith(groupPath + "/") && d.getPath().indexOf('/', groupPath.length() + 1) < 0)
                 .forEach(d -> {
                     String id = d.getPath().substring(groupPath.length() + 1);
                     if (id.matches("[A-Za-z0-9_.\\-]{1,64}")) {
-                        members.put(id, virtualNodesOf(d));
+                        members.put(id, RingNodeData.decode(d.getData()));
                     }
                 });
-        ConsistentHashRing next;
+        GroupRing next;
         try {
-            next = ConsistentHashRing.of(members);
+            next = GroupRing.of(members);
         } catch (PidPoolException e) {
             LOG.warn("ignoring an unusable view of {}: {}", groupPath, e.getMessage());
             return;
         }
-        if (next.equals(ring)) {
+        if (next.equals(view)) {
             return;
         }
-        ConsistentHashRing before = ring;
-        ring = next;
+        GroupRing before = view;
+        view = next;
+        ConsistentHashRing all = next.all();
         LOG.info(
                 "ring of {} changed: {} -> {} members; worker {} now owns {}% of the slots",
                 groupPath,
                 before.members().size(),
                 next.members().size(),
                 memberId,
-                String.format("%.1f", next.shareOf(memberId) * 100));
+                String.format("%.1f", all.shareOf(memberId) * 100));
+        logTypeChanges(before, next);
         for (Runnable l : listeners) {
             try {
                 l.run();
@@ -165,16 +182,27 @@ public final class CuratorRingMembership implements RingMembership {
         }
     }
 
-    private static int virtualNodesOf(ChildData d) {
-        Properties p = new Properties();
-        try {
-            p.load(new StringReader(
-                    new String(d.getData() == null ? new byte[0] : d.getData(), StandardCharsets.UTF_8)));
-            int v = Integer.parseInt(p.getProperty("vnodes", "1").trim());
-            return Math.max(1, Math.min(v, ConsistentHashRing.MAX_VIRTUAL_NODES));
-        } catch (IOException | NumberFormatException e) {
-            LOG.warn("worker node {} has unreadable data; counting it with 1 virtual node", d.getPath());
-            return 1;
+    private void logTypeChanges(GroupRing before, GroupRing next) {
+        if (state.get() != State.STARTED || !next.members().containsKey(memberId)) {
+            return; // leaving (or not yet in) the group: what it can no longer run is not news
         }
+        Set<String> lost = new TreeSet<>(before.types());
+        lost.removeIf(next::runs);
+        for (String t : lost) {
+            LOG.warn(
+                    "ring of {}: no live member runs task type '{}' any more; its tasks stay PENDING until one that"
+                            + " registers a handler for it joins",
+                    groupPath,
+                    t);
+        }
+        next.members().forEach((id, m) -> {
+            if (m.types().isEmpty() && !before.members().containsKey(id)) {
+                LOG.warn(
+                        "ring of {}: member {} advertises no task types (a node without a types line, written by an"
+                                + " older pid-worker): it owns no task in this worker's view",
+                        groupPath,
+                        id);
+            }
+        });
     }
 }

@@ -16,6 +16,7 @@ public final class CountingWorkerMetrics implements WorkerMetrics {
     private final AtomicLong reapedFailed = new AtomicLong();
     private final AtomicLong storeErrors = new AtomicLong();
     private volatile Map<SlotRange, Long> backlog = Map.of();
+    private volatile Map<String, Long> unhandled = Map.of();
 
     @Override
     public void tasksDone(String type, int count) {
@@ -101,6 +102,15 @@ public final class CountingWorkerMetrics implements WorkerMetrics {
 
     public Map<SlotRange, Long> lastBacklog() {
         return backlog;
+    }
+
+    @Override
+    public void unhandledBacklog(Map<String, Long> pendingByType) {
+        unhandled = Map.copyOf(pendingByType);
+    }
+
+    public Map<String, Long> lastUnhandled() {
+        return unhandled;
     }
 
     @Override

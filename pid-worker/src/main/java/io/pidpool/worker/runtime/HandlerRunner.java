@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,6 +58,11 @@ final class HandlerRunner implements AutoCloseable {
         this.threads = Executors.newCachedThreadPool(daemon("pidpool-worker-" + memberId + "-handler-"));
         this.timer = new ScheduledThreadPoolExecutor(1, daemon("pidpool-worker-" + memberId + "-timeouts-"));
         this.timer.setRemoveOnCancelPolicy(true);
+    }
+
+    /** The task types this runner has handlers for. */
+    Set<String> types() {
+        return handlers.keySet();
     }
 
     /**

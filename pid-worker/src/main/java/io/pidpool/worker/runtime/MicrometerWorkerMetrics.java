@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.pidpool.core.ring.SlotRange;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -20,6 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>gauges {@code pidpool.worker.backlog} (PENDING in this worker's ranges), {@code
  *       pidpool.worker.backlog.max.range} (the largest range backlog) and {@code
  *       pidpool.worker.ranges} (number of owned ranges)
+ *   <li>gauge {@code pidpool.worker.backlog.unhandled} (tag {@code type}): PENDING tasks of a type
+ *       no live member of the group runs, reported by the group's reporter only (0 elsewhere)
  * </ul>
  *
  * Per-range backlog has too many ranges for tags; {@code WorkerPool.backlogByRange()} gives it.
@@ -30,6 +33,7 @@ public final class MicrometerWorkerMetrics implements WorkerMetrics {
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong maxRange = new AtomicLong();
     private final AtomicLong ranges = new AtomicLong();
+    private final Map<String, AtomicLong> unhandled = new ConcurrentHashMap<>();
 
     public MicrometerWorkerMetrics(MeterRegistry registry, String group, String member) {
         this.registry = registry;
@@ -102,5 +106,20 @@ public final class MicrometerWorkerMetrics implements WorkerMetrics {
                 .max()
                 .orElse(0));
         ranges.set(pendingByRange.size());
+    }
+
+    @Override
+    public void unhandledBacklog(Map<String, Long> pendingByType) {
+        unhandled.forEach((type, n) -> n.set(pendingByType.getOrDefault(type, 0L)));
+        pendingByType.forEach((type, n) -> unhandled
+                .computeIfAbsent(type, t -> {
+                    AtomicLong g = new AtomicLong();
+                    Gauge.builder("pidpool.worker.backlog.unhandled", g, AtomicLong::get)
+                            .tags(tags.and("type", t))
+                            .description("PENDING tasks of a type no live worker of the group runs")
+                            .register(registry);
+                    return g;
+                })
+                .set(n));
     }
 }

@@ -2,8 +2,8 @@ package io.pidpool.worker.runtime;
 
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.Ticker;
-import io.pidpool.core.ring.ConsistentHashRing;
 import io.pidpool.core.ring.SlotRange;
+import io.pidpool.worker.ring.GroupRing;
 import io.pidpool.worker.ring.RingMembership;
 import io.pidpool.worker.runtime.HandlerRunner.Failed;
 import io.pidpool.worker.runtime.HandlerRunner.NotStarted;
@@ -14,6 +14,7 @@ import io.pidpool.worker.task.Failure;
 import io.pidpool.worker.task.ReapResult;
 import io.pidpool.worker.task.Task;
 import io.pidpool.worker.task.TaskStore;
+import io.pidpool.worker.task.TypedRanges;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -24,6 +25,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +35,12 @@ import org.slf4j.LoggerFactory;
  * The engine of one ring member: one {@link #runOnce} fetches due tasks from the ranges this member
  * owns, claims them as one batch under a fresh claim id, runs their handlers and settles the
  * outcomes; {@link #maintain} returns expired leases, counts the backlog and purges old DONE rows.
+ *
+ * <p><b>Types.</b> Ownership is per task type ({@link GroupRing}): for each type this member has a
+ * handler for, it owns its ranges in the ring of the members that run that type, and it fetches
+ * only tasks of those types in those ranges. A task of a type it has no handler for is never
+ * fetched, so it never burns an attempt here; a type no live member runs waits PENDING, and the
+ * group's reporter ({@link GroupRing#reporter()}) logs and exports its backlog.
  *
  * <p><b>Fairness.</b> Owned ranges are grouped into chunks of {@code rangesPerQuery}; a sweep visits
  * the chunks round-robin from where the last one stopped. A chunk found empty is skipped for one
@@ -65,16 +74,18 @@ final class TaskWorker implements AutoCloseable {
     private final WorkerMetrics metrics;
     private final RandomGenerator random;
     private final Deque<Settlement> unsettled = new ArrayDeque<>();
+    private final Set<String> types;
 
-    private ConsistentHashRing ring;
+    private GroupRing ring;
     private List<Chunk> chunks = List.of();
     private int cursor;
     private long nextReap;
     private long nextBacklog;
     private long nextPurge;
     private volatile boolean stopping;
-    private volatile List<SlotRange> owned = List.of();
+    private volatile List<TypedRanges> owned = List.of();
     private volatile Map<SlotRange, Long> lastBacklog = Map.of();
+    private volatile Map<String, Long> lastUnhandled = Map.of();
 
     TaskWorker(
             String group,
@@ -93,6 +104,7 @@ final class TaskWorker implements AutoCloseable {
         this.store = store;
         this.membership = membership;
         this.runner = runner;
+        this.types = Set.copyOf(runner.types());
         this.clock = clock;
         this.ticker = ticker;
         this.metrics = metrics;
@@ -121,7 +133,7 @@ final class TaskWorker implements AutoCloseable {
                 continue;
             }
             try {
-                List<Task> found = store.findPending(group, chunk.ranges, now, config.batchSize() - claimed.size());
+                List<Task> found = store.findPending(group, chunk.selection, now, config.batchSize() - claimed.size());
                 if (found.isEmpty()) {
                     chunk.skipUntil = ticker.read() + config.pollInterval().toNanos();
                     continue;
@@ -182,12 +194,16 @@ final class TaskWorker implements AutoCloseable {
         if (now - nextBacklog >= 0) {
             nextBacklog = now + config.backlogInterval().toNanos();
             try {
+                // ranges of different type rings may coincide: their counts add up
                 Map<SlotRange, Long> counts = new LinkedHashMap<>();
                 for (Chunk c : chunks) {
-                    counts.putAll(store.countPending(group, c.ranges));
+                    for (TypedRanges t : c.selection) {
+                        store.countPending(group, t).forEach((r, n) -> counts.merge(r, n, Long::sum));
+                    }
                 }
                 lastBacklog = Collections.unmodifiableMap(counts);
                 metrics.backlog(counts);
+                countUnhandled();
             } catch (PidPoolException e) {
                 metrics.storeError("backlog");
             }
@@ -235,12 +251,16 @@ final class TaskWorker implements AutoCloseable {
         stopping = true;
     }
 
-    List<SlotRange> ownedRanges() {
+    List<TypedRanges> ownedRanges() {
         return owned;
     }
 
     Map<SlotRange, Long> lastBacklog() {
         return lastBacklog;
+    }
+
+    Map<String, Long> lastUnhandled() {
+        return lastUnhandled;
     }
 
     @Override
@@ -283,25 +303,82 @@ final class TaskWorker implements AutoCloseable {
     }
 
     private void refreshChunks() {
-        ConsistentHashRing current = membership.ring();
+        GroupRing current = membership.groupRing();
         if (current == ring) {
             return;
         }
         ring = current;
-        List<SlotRange> mine = current.rangesOf(memberId);
+        List<TypedRanges> mine = new ArrayList<>();
+        current.rangesOf(memberId, types).forEach((ts, ranges) -> mine.add(TypedRanges.of(ts, ranges)));
+        // pack the rings' ranges into chunks of at most rangesPerQuery ranges: one statement each
         List<Chunk> next = new ArrayList<>();
+        List<TypedRanges> selection = new ArrayList<>();
+        int size = 0;
         long now = ticker.read();
-        for (int i = 0; i < mine.size(); i += config.rangesPerQuery()) {
-            next.add(new Chunk(List.copyOf(mine.subList(i, Math.min(mine.size(), i + config.rangesPerQuery()))), now));
+        for (TypedRanges t : mine) {
+            for (int i = 0; i < t.ranges().size(); ) {
+                int take = Math.min(t.ranges().size() - i, config.rangesPerQuery() - size);
+                selection.add(TypedRanges.of(t.types(), t.ranges().subList(i, i + take)));
+                size += take;
+                i += take;
+                if (size == config.rangesPerQuery()) {
+                    next.add(new Chunk(List.copyOf(selection), now));
+                    selection.clear();
+                    size = 0;
+                }
+            }
+        }
+        if (!selection.isEmpty()) {
+            next.add(new Chunk(List.copyOf(selection), now));
         }
         chunks = List.copyOf(next);
         cursor = 0;
-        owned = mine;
+        owned = List.copyOf(mine);
         // count the new ranges soon, but claim first: the count is one query over every owned range
         // (hundreds of ms on a busy PostgreSQL), and a dead worker's ranges should run at once
         nextBacklog = now + config.pollInterval().toNanos();
-        LOG.debug(
-                "worker {} owns {} ranges ({}% of the slots)", memberId, mine.size(), current.shareOf(memberId) * 100);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "worker {} owns {} (types: ranges, share %)",
+                    memberId,
+                    mine.stream()
+                            .map(t -> t.types() + ": " + t.ranges().size() + ", "
+                                    + String.format(
+                                            "%.1f",
+                                            current.ringOf(t.types().iterator().next())
+                                                            .shareOf(memberId)
+                                                    * 100))
+                            .toList());
+        }
+    }
+
+    /**
+     * On the group's reporter only: PENDING tasks of types no live member runs. They have no owner,
+     * so no backlog count of any member includes them; they are logged and exported here instead.
+     */
+    private void countUnhandled() {
+        if (!ring.reporter().map(memberId::equals).orElse(false)) {
+            if (!lastUnhandled.isEmpty()) {
+                lastUnhandled = Map.of();
+                metrics.unhandledBacklog(lastUnhandled);
+            }
+            return;
+        }
+        Map<String, Long> unhandled = new TreeMap<>();
+        store.countPendingByType(group).forEach((type, n) -> {
+            if (n > 0 && !ring.runs(type)) {
+                unhandled.put(type, n);
+            }
+        });
+        unhandled.forEach((type, n) -> LOG.warn(
+                "group {}: {} PENDING tasks of type '{}' wait: no live worker of the group has a handler for '{}'"
+                        + " (start one that registers it, or move the tasks to another group)",
+                group,
+                n,
+                type,
+                type));
+        lastUnhandled = Collections.unmodifiableMap(unhandled);
+        metrics.unhandledBacklog(lastUnhandled);
     }
 
     private long nextClaimId() {
@@ -313,11 +390,11 @@ final class TaskWorker implements AutoCloseable {
     }
 
     private static final class Chunk {
-        final List<SlotRange> ranges;
+        final List<TypedRanges> selection;
         long skipUntil;
 
-        Chunk(List<SlotRange> ranges, long skipUntil) {
-            this.ranges = ranges;
+        Chunk(List<TypedRanges> selection, long skipUntil) {
+            this.selection = selection;
             this.skipUntil = skipUntil;
         }
     }

@@ -27,7 +27,8 @@ import java.util.Map;
  * cluster: default            # ZooKeeper namespace /pidpool/<cluster>
  * group: default              # /workers/<group>
  * instances: 1                # ring members in this process
- * zookeeper: { connect: "127.0.0.1:2181", sessionTimeoutMs: 5000 }
+ * zookeeper: { connect: "127.0.0.1:2181", sessionTimeoutMs: 5000,
+ *              auth: "pidpool:..." }   # digest user:password of the cluster, as pid-server's
  * database:  { url: "jdbc:postgresql://db:5432/pidpool", user: pidpool, password: "...",
  *              maxPoolSize: 8, migrate: true }
  * worker:    { virtualNodes: 512, batchSize: 100, concurrency: 8, pollIntervalMs: 500,
@@ -47,6 +48,11 @@ public final class WorkerFileConfig {
         public String connect = "127.0.0.1:2181";
         public int sessionTimeoutMs = 5000;
         public int connectionTimeoutMs = 5000;
+        /**
+         * ZooKeeper digest {@code user:password} (pid-server's {@code zookeeper.auth}), empty for none.
+         * Never logged; {@link #zooKeeperAuth()} holds the parsed value.
+         */
+        public String auth = "";
     }
 
     /** Task-table database. */
@@ -96,6 +102,11 @@ public final class WorkerFileConfig {
         }
     }
 
+    /** The ZooKeeper identity ({@code zookeeper.auth}), validated by {@link #load}. */
+    ZooKeeperAuth zooKeeperAuth() {
+        return ZooKeeperAuth.of(zookeeper.auth);
+    }
+
     /** The worker settings, validated. */
     public WorkerConfig workerConfig() {
         return worker.toConfig();
@@ -130,6 +141,7 @@ public final class WorkerFileConfig {
         if (config.instances < 1 || config.instances > 64) {
             throw PidPoolException.invalid("instances", "instances must be in 1..64, was %d", config.instances);
         }
+        config.zooKeeperAuth(); // the format, before anything connects; the message never repeats the value
         return config;
     }
 

@@ -2,6 +2,7 @@ package io.pidpool.worker.runtime;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.worker.task.JdbiTaskStore;
 import io.pidpool.worker.task.NewTask;
@@ -18,9 +19,11 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -36,6 +39,10 @@ import picocli.CommandLine.Spec;
  * TaskHandlerProvider}s on the class path ({@code java -cp pid-worker.jar:my-handlers.jar
  * io.pidpool.worker.runtime.WorkerMain --config ...}); the built-in type {@value #LOG_TYPE} logs the
  * task body. {@code ... --config worker.yml enqueue --type T --key K --body B} inserts one task.
+ *
+ * <p>Start-up connects with {@code zookeeper.auth} (digest, the servers' identity and ACL) and checks
+ * that it may read the cluster's worker nodes before it migrates the task table or joins the ring
+ * ({@link #connect}): a worker that could not join exits with the key to fix instead of idling.
  */
 @Command(
         name = "pid-worker",
@@ -94,8 +101,8 @@ public final class WorkerMain implements Callable<Integer> {
         Map<String, TaskHandler> handlers = discoverHandlers();
         List<WorkerPool> pools = new ArrayList<>();
         List<CountingWorkerMetrics> metrics = new ArrayList<>();
-        try (HikariDataSource ds = dataSource(cfg, workerConfig.concurrency());
-                CuratorFramework curator = curator(cfg)) {
+        try (CuratorFramework curator = connect(cfg);
+                HikariDataSource ds = dataSource(cfg, workerConfig.concurrency())) {
             if (cfg.database.migrate) {
                 TaskSchema.migrate(ds);
             }
@@ -119,9 +126,7 @@ public final class WorkerMain implements Callable<Integer> {
                     () -> {
                         stop.countDown();
                         try {
-                            stopped.await(
-                                    workerConfig.shutdownTimeout().toMillis() + 5000,
-                                    java.util.concurrent.TimeUnit.MILLISECONDS);
+                            stopped.await(workerConfig.shutdownTimeout().toMillis() + 5000, TimeUnit.MILLISECONDS);
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }
@@ -129,11 +134,12 @@ public final class WorkerMain implements Callable<Integer> {
                     "pid-worker-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             LOG.info(
-                    "pid-worker ready: cluster={} group={} members={} handlers={}",
+                    "pid-worker ready: cluster={} group={} members={} handlers={} zookeeper.auth={}",
                     cfg.cluster,
                     cfg.group,
                     pools.stream().map(WorkerPool::memberId).toList(),
-                    handlers.keySet());
+                    handlers.keySet(),
+                    cfg.zooKeeperAuth());
             stop.await();
             pools.forEach(WorkerPool::close);
             for (int i = 0; i < pools.size(); i++) {
@@ -177,15 +183,74 @@ public final class WorkerMain implements Callable<Integer> {
         return new HikariDataSource(h);
     }
 
-    static CuratorFramework curator(WorkerFileConfig cfg) {
-        CuratorFramework c = CuratorFrameworkFactory.builder()
-                .connectString(cfg.zookeeper.connect)
-                .sessionTimeoutMs(cfg.zookeeper.sessionTimeoutMs)
-                .connectionTimeoutMs(cfg.zookeeper.connectionTimeoutMs)
-                .retryPolicy(new ExponentialBackoffRetry(200, 20, 5000))
+    /**
+     * A started client with the identity of {@code zookeeper.auth}, connected, that may read the
+     * cluster's worker nodes. Checks before anything is written (ZooKeeper or task table), so a worker
+     * that could not work fails at once with the key to fix instead of idling outside the ring.
+     *
+     * @throws PidPoolException UNAVAILABLE if ZooKeeper does not answer within {@code
+     *     connectionTimeoutMs}; FORBIDDEN ({@code zookeeper.auth}) if it answers NoAuth
+     */
+    static CuratorFramework connect(WorkerFileConfig cfg) {
+        ZooKeeperAuth auth = cfg.zooKeeperAuth();
+        String namespace = "pidpool/" + cfg.cluster;
+        CuratorFramework c = auth.configure(
+                        CuratorFrameworkFactory.builder()
+                                .connectString(cfg.zookeeper.connect)
+                                .sessionTimeoutMs(cfg.zookeeper.sessionTimeoutMs)
+                                .connectionTimeoutMs(cfg.zookeeper.connectionTimeoutMs)
+                                .retryPolicy(new ExponentialBackoffRetry(200, 20, 5000)),
+                        namespace)
                 .build();
         c.start();
-        return c;
+        try {
+            if (!c.blockUntilConnected(cfg.zookeeper.connectionTimeoutMs, TimeUnit.MILLISECONDS)) {
+                throw new PidPoolException(
+                        ErrorCode.UNAVAILABLE,
+                        "zookeeper.connect",
+                        "ZooKeeper at " + cfg.zookeeper.connect + " is not reachable within "
+                                + cfg.zookeeper.connectionTimeoutMs + " ms");
+            }
+            checkAccess(c, "/" + namespace, cfg.group, auth);
+            return c;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            c.close();
+            throw PidPoolException.unavailable("interrupted while connecting to ZooKeeper", e);
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Reads (never writes) the cluster's nodes down to the group folder, as far as they exist. The
+     * cluster's identity has all permissions or none on them, so a read that passes means the ring
+     * node can be created too. ZooKeeper accepts any digest at connect time; a wrong password only
+     * shows as NoAuth here.
+     */
+    private static void checkAccess(CuratorFramework c, String root, String group, ZooKeeperAuth auth) {
+        for (String path : List.of(root, root + "/workers", root + "/workers/" + group)) {
+            try {
+                c.getData().forPath(path);
+            } catch (KeeperException.NoNodeException e) {
+                return; // nothing further down either: the worker creates it with its own ACL
+            } catch (KeeperException.NoAuthException e) {
+                throw new PidPoolException(
+                        ErrorCode.FORBIDDEN,
+                        ZooKeeperAuth.KEY,
+                        auth.enabled()
+                                ? "ZooKeeper denied digest user '" + auth.user() + "' reading " + path
+                                        + " (NoAuth): zookeeper.auth (or PIDPOOL_ZOOKEEPER_AUTH) must be the"
+                                        + " user:password of the cluster's pid-servers"
+                                : "ZooKeeper denied reading " + path + " (NoAuth): the cluster is secured; set"
+                                        + " zookeeper.auth (or PIDPOOL_ZOOKEEPER_AUTH) to the user:password of its"
+                                        + " pid-servers",
+                        e);
+            } catch (Exception e) {
+                throw PidPoolException.unavailable("cannot read " + path + " in ZooKeeper: " + e, e);
+            }
+        }
     }
 
     /** {@code enqueue}: inserts one task (for smoke tests and operators). */

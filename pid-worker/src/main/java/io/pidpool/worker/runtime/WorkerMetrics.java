@@ -37,4 +37,10 @@ public interface WorkerMetrics {
 
     /** PENDING tasks per owned range, refreshed every backlog interval. */
     default void backlog(Map<SlotRange, Long> pendingByRange) {}
+
+    /**
+     * PENDING tasks per task type that no live member of the group runs (they wait for a worker with
+     * that handler), refreshed every backlog interval on the group's reporter; empty on other members.
+     */
+    default void unhandledBacklog(Map<String, Long> pendingByType) {}
 }

@@ -10,18 +10,23 @@ import io.pidpool.core.port.Ticker;
 import io.pidpool.core.ring.ConsistentHashRing;
 import io.pidpool.core.ring.SlotRange;
 import io.pidpool.worker.ring.CuratorRingMembership;
+import io.pidpool.worker.ring.GroupRing;
 import io.pidpool.worker.ring.RingMembership;
 import io.pidpool.worker.ring.WorkerIdentity;
 import io.pidpool.worker.task.JdbiTaskStore;
 import io.pidpool.worker.task.TaskHandler;
 import io.pidpool.worker.task.TaskSchema;
 import io.pidpool.worker.task.TaskStore;
+import io.pidpool.worker.task.TypedRanges;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -69,6 +74,7 @@ public final class WorkerPool implements AutoCloseable {
     private final String group;
     private final String memberId;
     private final WorkerConfig config;
+    private final Set<String> types;
     private final DataSource migrateDataSource;
     private final RingMembership membership;
     private final TaskWorker worker;
@@ -81,6 +87,7 @@ public final class WorkerPool implements AutoCloseable {
         this.group = b.group;
         this.memberId = membership.memberId();
         this.config = b.config;
+        this.types = Collections.unmodifiableSet(new TreeSet<>(b.handlers.keySet()));
         this.migrateDataSource = b.migrate ? b.dataSource : null;
         this.membership = membership;
         this.ticker = b.ticker;
@@ -111,7 +118,12 @@ public final class WorkerPool implements AutoCloseable {
             throw e;
         }
         loop.start();
-        LOG.info("worker {} of group {} started ({} virtual nodes)", memberId, group, config.virtualNodes());
+        LOG.info(
+                "worker {} of group {} started ({} virtual nodes, task types {})",
+                memberId,
+                group,
+                config.virtualNodes(),
+                types);
         return this;
     }
 
@@ -168,19 +180,40 @@ public final class WorkerPool implements AutoCloseable {
         return state.get();
     }
 
-    /** The ring this worker currently sees. */
+    /** The ring of every live member of the group this worker currently sees, whatever they run. */
     public ConsistentHashRing ring() {
         return membership.ring();
     }
 
-    /** The ranges this worker polls now (as of its last cycle). */
-    public List<SlotRange> ownedRanges() {
+    /** The members this worker currently sees with the task types each runs, and the ring of each type. */
+    public GroupRing groupRing() {
+        return membership.groupRing();
+    }
+
+    /** The task types this worker has handlers for (and advertises in its ring node). */
+    public Set<String> types() {
+        return types;
+    }
+
+    /** The ranges this worker polls now for its types (as of its last cycle), one entry per type ring. */
+    public List<TypedRanges> ownedRanges() {
         return worker.ownedRanges();
     }
 
-    /** PENDING tasks per owned range, as counted at the last backlog interval. */
+    /**
+     * PENDING tasks per owned range (of this worker's types), as counted at the last backlog
+     * interval; ranges of different type rings that coincide are added up.
+     */
     public Map<SlotRange, Long> backlogByRange() {
         return worker.lastBacklog();
+    }
+
+    /**
+     * PENDING tasks per type that no live member of the group runs, as counted at the last backlog
+     * interval if this worker is the group's reporter ({@link GroupRing#reporter()}); else empty.
+     */
+    public Map<String, Long> unhandledBacklog() {
+        return worker.lastUnhandled();
     }
 
     private void run() {
@@ -319,8 +352,18 @@ public final class WorkerPool implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Runs tasks of {@code type} (1-128 characters of {@code [A-Za-z0-9_.:-]}, as {@link
+         * io.pidpool.worker.task.NewTask#type()}). The types are advertised in the ring node: this
+         * worker owns tasks of its types only (docs/worker.md §3).
+         */
         public Builder handler(String type, TaskHandler handler) {
             requireNonNull(type, "type");
+            requireArgument(
+                    type.matches("[A-Za-z0-9_.:\\-]{1,128}"),
+                    "type",
+                    "task type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
+                    type);
             requireNonNull(handler, "handler");
             requireArgument(!handlers.containsKey(type), "type", "a handler for '%s' is already registered", type);
             handlers.put(type, handler);
@@ -377,7 +420,13 @@ public final class WorkerPool implements AutoCloseable {
             if (m == null) {
                 String id = memberId != null ? memberId : WorkerIdentity.generate(h, random, clock);
                 m = new CuratorRingMembership(
-                        curator.usingNamespace("pidpool/" + cluster), group, id, config.virtualNodes(), h, clock);
+                        curator.usingNamespace("pidpool/" + cluster),
+                        group,
+                        id,
+                        config.virtualNodes(),
+                        handlers.keySet(),
+                        h,
+                        clock);
             }
             return new WorkerPool(this, store, m);
         }

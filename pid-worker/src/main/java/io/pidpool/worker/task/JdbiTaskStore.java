@@ -15,6 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
@@ -84,18 +86,24 @@ public final class JdbiTaskStore implements TaskStore {
     }
 
     @Override
-    public List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
+    public List<Task> findPending(String group, List<TypedRanges> selection, Instant now, int limit) {
         requireArgument(limit > 0, "limit", "limit must be positive, was %d", limit);
-        if (ranges.isEmpty()) {
+        List<TypedRanges> nonEmpty =
+                selection.stream().filter(t -> !t.ranges().isEmpty()).toList();
+        if (nonEmpty.isEmpty()) {
             return List.of();
         }
+        Map<String, Object> params = new HashMap<>();
+        String predicate = selectionPredicate(nonEmpty, params);
+        // the fetch index (task_group, status, id) is walked in id order; type and slot are checked
+        // on each entry's row, like the slot alone was before types (docs/worker.md §3)
         return withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE
                         + " WHERE task_group = :group AND status = 'PENDING' AND next_attempt_at_ms <= :now AND "
-                        + rangePredicate(ranges) + " ORDER BY id LIMIT :limit")
+                        + predicate + " ORDER BY id LIMIT :limit")
                 .bind("group", group)
                 .bind("now", now.toEpochMilli())
                 .bind("limit", limit)
-                .bindMap(rangeParams(ranges))
+                .bindMap(params)
                 .map(JdbiTaskStore::mapTask)
                 .list());
     }
@@ -216,6 +224,28 @@ public final class JdbiTaskStore implements TaskStore {
 
     @Override
     public Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges) {
+        return countPending(group, null, ranges);
+    }
+
+    @Override
+    public Map<SlotRange, Long> countPending(String group, TypedRanges selection) {
+        return countPending(group, selection.types(), selection.ranges());
+    }
+
+    @Override
+    public Map<String, Long> countPendingByType(String group) {
+        Map<String, Long> out = new TreeMap<>();
+        withHandle(h -> h.createQuery("SELECT task_type, COUNT(*) AS n FROM " + TABLE
+                                + " WHERE task_group = :group AND status = 'PENDING' GROUP BY task_type")
+                        .bind("group", group)
+                        .map((rs, ctx) -> Map.entry(rs.getString("task_type"), rs.getLong("n")))
+                        .list())
+                .forEach(e -> out.put(e.getKey(), e.getValue()));
+        return out;
+    }
+
+    /** PENDING per range; {@code types == null}: every type. */
+    private Map<SlotRange, Long> countPending(String group, Set<String> types, List<SlotRange> ranges) {
         Map<SlotRange, Long> out = new LinkedHashMap<>();
         ranges.forEach(r -> out.put(r, 0L));
         if (ranges.isEmpty()) {
@@ -231,11 +261,13 @@ public final class JdbiTaskStore implements TaskStore {
                     .append(i);
         }
         which.append(" END");
+        Map<String, Object> params = new HashMap<>(rangeParams(ranges));
+        String typeFilter = types == null ? "" : typePredicate("t", types, params) + " AND ";
         withHandle(h -> h.createQuery("SELECT r, COUNT(*) AS n FROM (SELECT " + which + " AS r FROM " + TABLE
-                                + " WHERE task_group = :group AND status = 'PENDING' AND " + rangePredicate(ranges)
-                                + ") counted GROUP BY r")
+                                + " WHERE task_group = :group AND status = 'PENDING' AND " + typeFilter
+                                + rangePredicate(ranges) + ") counted GROUP BY r")
                         .bind("group", group)
-                        .bindMap(rangeParams(ranges))
+                        .bindMap(params)
                         .map((rs, ctx) -> Map.entry(rs.getInt("r"), rs.getLong("n")))
                         .list())
                 .forEach(e -> out.merge(ranges.get(e.getKey()), e.getValue(), Long::sum));
@@ -285,14 +317,23 @@ public final class JdbiTaskStore implements TaskStore {
     }
 
     private static String rangePredicate(List<SlotRange> ranges) {
+        return rangePredicate("", ranges);
+    }
+
+    /** {@code ((slot >= :<p>s0 AND slot < :<p>e0) OR ...)}. */
+    private static String rangePredicate(String prefix, List<SlotRange> ranges) {
         StringBuilder sql = new StringBuilder("(");
         for (int i = 0; i < ranges.size(); i++) {
             if (i > 0) {
                 sql.append(" OR ");
             }
-            sql.append("(slot >= :s")
+            sql.append("(slot >= :")
+                    .append(prefix)
+                    .append('s')
                     .append(i)
-                    .append(" AND slot < :e")
+                    .append(" AND slot < :")
+                    .append(prefix)
+                    .append('e')
                     .append(i)
                     .append(')');
         }
@@ -300,12 +341,49 @@ public final class JdbiTaskStore implements TaskStore {
     }
 
     private static Map<String, Object> rangeParams(List<SlotRange> ranges) {
+        return rangeParams("", ranges);
+    }
+
+    private static Map<String, Object> rangeParams(String prefix, List<SlotRange> ranges) {
         Map<String, Object> params = new HashMap<>();
         for (int i = 0; i < ranges.size(); i++) {
-            params.put("s" + i, ranges.get(i).start());
-            params.put("e" + i, ranges.get(i).end());
+            params.put(prefix + "s" + i, ranges.get(i).start());
+            params.put(prefix + "e" + i, ranges.get(i).end());
         }
         return params;
+    }
+
+    /** {@code task_type IN (:<p>0, ...)}, binding the types into {@code params}. */
+    private static String typePredicate(String prefix, Set<String> types, Map<String, Object> params) {
+        StringBuilder sql = new StringBuilder("task_type IN (");
+        int i = 0;
+        for (String t : types) {
+            if (i > 0) {
+                sql.append(", ");
+            }
+            sql.append(':').append(prefix).append(i);
+            params.put(prefix + i, t);
+            i++;
+        }
+        return sql.append(')').toString();
+    }
+
+    /** {@code ((task_type IN (...) AND (ranges)) OR ...)} over every entry of {@code selection}. */
+    private static String selectionPredicate(List<TypedRanges> selection, Map<String, Object> params) {
+        StringBuilder sql = new StringBuilder("(");
+        for (int i = 0; i < selection.size(); i++) {
+            TypedRanges t = selection.get(i);
+            if (i > 0) {
+                sql.append(" OR ");
+            }
+            sql.append('(')
+                    .append(typePredicate("t" + i + "_", t.types(), params))
+                    .append(" AND ")
+                    .append(rangePredicate("r" + i + "_", t.ranges()))
+                    .append(')');
+            params.putAll(rangeParams("r" + i + "_", t.ranges()));
+        }
+        return sql.append(')').toString();
     }
 
     private static int sum(int[] counts) {

@@ -26,9 +26,10 @@ public interface TaskStore {
 
     /**
      * Up to {@code limit} PENDING tasks of {@code group} that are due ({@code next attempt <= now})
-     * and whose slot lies in one of {@code ranges}, oldest id first. Reads only; claim them next.
+     * and selected by one of {@code selection} (type among its types, slot in one of its ranges),
+     * oldest id first. Reads only; claim them next.
      */
-    List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit);
+    List<Task> findPending(String group, List<TypedRanges> selection, Instant now, int limit);
 
     /**
      * Claims those of {@code ids} that are still PENDING: status RUNNING, owner, claim id, lease,
@@ -59,10 +60,19 @@ public interface TaskStore {
     ReapResult reapExpiredLeases(String group, Instant now);
 
     /**
-     * Number of PENDING tasks of {@code group} (due or not) in each of {@code ranges}, in the order
-     * given; every range is a key, with 0 where there is nothing.
+     * Number of PENDING tasks of {@code group} (due or not), of any type, in each of {@code ranges},
+     * in the order given; every range is a key, with 0 where there is nothing.
      */
     Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges);
+
+    /**
+     * Number of PENDING tasks of {@code group} (due or not) of one of {@code selection}'s types in
+     * each of its ranges, in the order given; every range is a key, with 0 where there is nothing.
+     */
+    Map<SlotRange, Long> countPending(String group, TypedRanges selection);
+
+    /** Number of PENDING tasks of {@code group} (due or not) per task type (types without any are absent). */
+    Map<String, Long> countPendingByType(String group);
 
     /** Number of tasks of {@code group} per status (statuses without tasks are absent). */
     Map<TaskStatus, Long> countByStatus(String group);

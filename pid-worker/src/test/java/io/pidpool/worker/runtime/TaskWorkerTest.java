@@ -8,6 +8,7 @@ import io.pidpool.core.ring.ConsistentHashRing;
 import io.pidpool.core.ring.SlotRange;
 import io.pidpool.core.testing.ManualClock;
 import io.pidpool.core.testing.ManualTicker;
+import io.pidpool.worker.ring.GroupRing;
 import io.pidpool.worker.ring.StaticRingMembership;
 import io.pidpool.worker.task.Claim;
 import io.pidpool.worker.task.InMemoryTaskStore;
@@ -16,12 +17,14 @@ import io.pidpool.worker.task.NonRetryableTaskException;
 import io.pidpool.worker.task.Task;
 import io.pidpool.worker.task.TaskHandler;
 import io.pidpool.worker.task.TaskStatus;
+import io.pidpool.worker.task.TypedRanges;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -117,7 +120,7 @@ class TaskWorkerTest {
         }
         assertThat(runs.values()).allMatch(c -> c.get() == 1);
         assertThat(metrics.done()).isEqualTo(mine);
-        assertThat(w1.ownedRanges()).isEqualTo(ring.rangesOf("w1"));
+        assertThat(w1.ownedRanges()).containsExactly(TypedRanges.of(Set.of("t"), ring.rangesOf("w1")));
     }
 
     @Test
@@ -132,7 +135,7 @@ class TaskWorkerTest {
         ticker.advance(config.pollInterval());
         drain(w1);
         assertThat(ids).allMatch(id -> task(id).status() == TaskStatus.DONE);
-        assertThat(w1.ownedRanges()).containsExactly(SlotRange.all());
+        assertThat(w1.ownedRanges()).containsExactly(TypedRanges.of(Set.of("t"), List.of(SlotRange.all())));
     }
 
     @Test
@@ -140,15 +143,17 @@ class TaskWorkerTest {
         List<String> calls = new ArrayList<>();
         InMemoryTaskStore recording = new InMemoryTaskStore() {
             @Override
-            public synchronized List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
-                calls.add("find " + ranges.size());
-                return super.findPending(group, ranges, now, limit);
+            public synchronized List<Task> findPending(
+                    String group, List<TypedRanges> selection, Instant now, int limit) {
+                calls.add("find "
+                        + selection.stream().mapToInt(t -> t.ranges().size()).sum());
+                return super.findPending(group, selection, now, limit);
             }
 
             @Override
-            public synchronized Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges) {
-                calls.add("count " + ranges.size());
-                return super.countPending(group, ranges);
+            public synchronized Map<SlotRange, Long> countPending(String group, TypedRanges selection) {
+                calls.add("count " + selection.ranges().size());
+                return super.countPending(group, selection);
             }
         };
         StaticRingMembership view = new StaticRingMembership("w1", ConsistentHashRing.of(List.of("w1", "w2"), 16));
@@ -222,13 +227,104 @@ class TaskWorkerTest {
     }
 
     @Test
-    void aTaskWithoutAHandlerIsRetriedThenFails() {
+    void aTaskOfATypeWithoutAHandlerIsNeverClaimedAndIsReportedAsUnhandled() {
+        // the ring says w1 runs every type (a ring set by hand), but w1 has no handler for "unknown"
         TaskWorker w = worker("w1", StaticRingMembership.alone("w1"), counting());
         long id =
                 store.enqueue(new NewTask(GROUP, "unknown", "k", "{}", 1, java.util.Optional.empty()), clock.instant());
-        w.runOnce();
-        assertThat(task(id).status()).isEqualTo(TaskStatus.FAILED);
-        assertThat(task(id).lastError()).contains("no handler registered for task type 'unknown'");
+        w.maintain();
+        assertThat(w.runOnce()).isZero();
+        ticker.advance(config.pollInterval());
+        assertThat(w.runOnce()).isZero();
+        assertThat(task(id).status()).isEqualTo(TaskStatus.PENDING);
+        assertThat(task(id).attempts()).isZero();
+        assertThat(task(id).lastError()).isNull();
+    }
+
+    /** w1 runs a and b, w2 runs a only; their points are those of a two-member ring of 16 vnodes. */
+    private static GroupRing typed(Map<String, Set<String>> typesByMember) {
+        Map<String, GroupRing.Member> members = new HashMap<>();
+        typesByMember.forEach((m, ts) -> members.put(m, new GroupRing.Member(16, ts)));
+        return GroupRing.of(members);
+    }
+
+    private List<Long> enqueueTyped(String type, int n) {
+        return store.enqueueAll(
+                IntStream.range(0, n)
+                        .mapToObj(i -> NewTask.of(GROUP, type, type + "-" + i, "{}"))
+                        .toList(),
+                clock.instant());
+    }
+
+    @Test
+    void eachTypeIsRunByTheOwnerOfItsSlotInTheRingOfTheMembersThatRunIt() {
+        GroupRing ring = typed(Map.of("w1", Set.of("a", "b"), "w2", Set.of("a")));
+        Map<Long, String> ranBy = new ConcurrentHashMap<>();
+        TaskHandler w1Handler = t -> ranBy.put(t.id(), "w1");
+        TaskHandler w2Handler = t -> ranBy.put(t.id(), "w2");
+        TaskWorker w1 =
+                worker("w1", new StaticRingMembership("w1", ring), Map.of("a", w1Handler, "b", w1Handler), store);
+        TaskWorker w2 = worker("w2", new StaticRingMembership("w2", ring), Map.of("a", w2Handler), store);
+        List<Long> as = enqueueTyped("a", 100);
+        List<Long> bs = enqueueTyped("b", 100);
+        long c = store.enqueue(NewTask.of(GROUP, "c", "c-0", "{}"), clock.instant());
+
+        drain(w2);
+        drain(w1);
+
+        assertThat(bs)
+                .as("every b task on w1, the only member with a b handler")
+                .allMatch(id -> "w1".equals(ranBy.get(id)));
+        for (long id : as) {
+            assertThat(ranBy.get(id))
+                    .isEqualTo(ring.ownerOf("a", task(id).slot()).orElseThrow());
+        }
+        assertThat(as.stream().map(ranBy::get).distinct()).containsExactlyInAnyOrder("w1", "w2");
+        assertThat(store.countByStatus(GROUP))
+                .containsExactlyInAnyOrderEntriesOf(Map.of(TaskStatus.DONE, 200L, TaskStatus.PENDING, 1L));
+        assertThat(task(c).attempts()).as("no member runs c: nobody claims it").isZero();
+        assertThat(metrics.failed() + metrics.retried()).isZero();
+        assertThat(w1.ownedRanges())
+                .containsExactly(
+                        TypedRanges.of(Set.of("a"), ring.ringOf("a").rangesOf("w1")),
+                        TypedRanges.of(Set.of("b"), List.of(SlotRange.all())));
+
+        // the reporter (w1, the smallest id) counts the task nobody runs; w2 reports nothing
+        ticker.advance(config.backlogInterval());
+        w2.maintain();
+        assertThat(w2.lastUnhandled()).isEmpty();
+        w1.maintain();
+        assertThat(w1.lastUnhandled()).containsExactly(Map.entry("c", 1L));
+        assertThat(metrics.lastUnhandled()).containsExactly(Map.entry("c", 1L));
+    }
+
+    @Test
+    void whenTheLastMemberOfATypeLeavesItsTasksWaitPendingUntilOneJoins() {
+        GroupRing both = typed(Map.of("w1", Set.of("a", "b"), "w2", Set.of("a")));
+        StaticRingMembership view = new StaticRingMembership("w2", both);
+        TaskWorker w2 = worker("w2", view, Map.of("a", counting()), store);
+        view.set(typed(Map.of("w2", Set.of("a")))); // w1, the only b member, died
+        List<Long> as = enqueueTyped("a", 50);
+        List<Long> bs = enqueueTyped("b", 50);
+
+        drain(w2);
+        assertThat(as).allMatch(id -> task(id).status() == TaskStatus.DONE);
+        assertThat(bs).allMatch(id -> task(id).status() == TaskStatus.PENDING && task(id).attempts() == 0);
+        ticker.advance(config.backlogInterval());
+        w2.maintain();
+        assertThat(w2.lastUnhandled()).containsExactly(Map.entry("b", 50L));
+
+        // w3 with a b handler joins: it takes every b task, w2 keeps its a share
+        GroupRing joined = typed(Map.of("w2", Set.of("a"), "w3", Set.of("b")));
+        view.set(joined);
+        TaskWorker w3 = worker("w3", new StaticRingMembership("w3", joined), Map.of("b", counting()), store);
+        assertThat(drain(w3)).isEqualTo(50);
+        assertThat(bs).allMatch(id -> task(id).status() == TaskStatus.DONE && task(id).attempts() == 1);
+        w2.runOnce(); // sees the new ring
+        ticker.advance(config.backlogInterval());
+        w2.maintain();
+        assertThat(w2.lastUnhandled()).isEmpty();
+        assertThat(metrics.lastUnhandled()).isEmpty();
     }
 
     @Test
@@ -271,8 +367,9 @@ class TaskWorkerTest {
         // another worker claims every other row between our fetch and our claim
         InMemoryTaskStore racing = new InMemoryTaskStore() {
             @Override
-            public synchronized List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
-                List<Task> found = super.findPending(group, ranges, now, limit);
+            public synchronized List<Task> findPending(
+                    String group, List<TypedRanges> selection, Instant now, int limit) {
+                List<Task> found = super.findPending(group, selection, now, limit);
                 List<Long> stolen =
                         found.stream().map(Task::id).filter(id -> id % 2 == 0).toList();
                 super.claim(stolen, new Claim("thief", 99, now, now.plusSeconds(30)));

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
@@ -41,22 +42,19 @@ final class WorkerCluster implements AutoCloseable {
         final CountingWorkerMetrics metrics = new CountingWorkerMetrics();
         final WorkerPool pool;
 
-        Member(String name, Function<Member, TaskHandler> handler) throws Exception {
+        Member(String name, Map<String, Function<Member, TaskHandler>> handlers) throws Exception {
             this.name = name;
             this.zkProxy = new TcpProxy("127.0.0.1", zk.port()).start();
             this.client = zk.client(zkProxy.port());
             this.ds = new CuttableDataSource(db.dataSource());
-            this.pool = WorkerPool.builder()
+            WorkerPool.Builder b = WorkerPool.builder()
                     .curator(client)
                     .cluster("it")
                     .group(GROUP)
                     .dataSource(ds.dataSource())
-                    .migrateSchema(false)
-                    .handler(TYPE, handler.apply(this))
-                    .config(config)
-                    .metrics(metrics)
-                    .host(name)
-                    .build();
+                    .migrateSchema(false);
+            handlers.forEach((type, handler) -> b.handler(type, handler.apply(this)));
+            this.pool = b.config(config).metrics(metrics).host(name).build();
         }
 
         /** Dies as seen from outside: ZooKeeper connection and database gone, no graceful exit. */
@@ -102,7 +100,18 @@ final class WorkerCluster implements AutoCloseable {
     }
 
     Member start(String name, Function<Member, TaskHandler> handler) throws Exception {
-        Member m = new Member(name, handler);
+        return start(name, Map.of(TYPE, handler));
+    }
+
+    /** A member with the recording handler for each of {@code types} (and nothing else). */
+    Member start(String name, Set<String> types) throws Exception {
+        Map<String, Function<Member, TaskHandler>> handlers = new LinkedHashMap<>();
+        types.forEach(t -> handlers.put(t, this::recordingHandler));
+        return start(name, handlers);
+    }
+
+    Member start(String name, Map<String, Function<Member, TaskHandler>> handlers) throws Exception {
+        Member m = new Member(name, handlers);
         members.put(name, m);
         m.pool.start();
         return m;

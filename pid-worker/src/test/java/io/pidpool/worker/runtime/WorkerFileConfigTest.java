@@ -78,4 +78,81 @@ class WorkerFileConfigTest {
                         new String[] {}, new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())))
                 .isEqualTo(2);
     }
+
+    @Test
+    void zookeeperAuthFromTheFileAndTheEnvironmentOverIt() throws Exception {
+        Path f = yaml("zookeeper: { auth: \"pidpool:file-secret\" }\ndatabase: { url: x }");
+        assertThat(WorkerFileConfig.load(f, Map.of()).zooKeeperAuth().user()).isEqualTo("pidpool");
+        WorkerFileConfig fromEnv = WorkerFileConfig.load(f, Map.of("PIDPOOL_ZOOKEEPER_AUTH", "ops:env-secret"));
+        assertThat(fromEnv.zookeeper.auth).isEqualTo("ops:env-secret");
+        assertThat(fromEnv.zooKeeperAuth().user()).isEqualTo("ops");
+        assertThat(fromEnv.zooKeeperAuth().acl())
+                .isEqualTo(ZooKeeperAuth.of("ops:env-secret").acl());
+        // unset: none; an empty variable turns it off
+        assertThat(WorkerFileConfig.load(yaml("database: { url: x }"), Map.of())
+                        .zooKeeperAuth()
+                        .enabled())
+                .isFalse();
+        assertThat(WorkerFileConfig.load(f, Map.of("PIDPOOL_ZOOKEEPER_AUTH", ""))
+                        .zooKeeperAuth()
+                        .enabled())
+                .isFalse();
+    }
+
+    @Test
+    void aMalformedZookeeperAuthIsRejectedWithoutEchoAndBeforeAnythingIsTouched() throws Exception {
+        assertThatThrownBy(() -> WorkerFileConfig.load(
+                        yaml("zookeeper: { auth: \"no-colon-secretvalue\" }\ndatabase: { url: x }"), Map.of()))
+                .isInstanceOfSatisfying(PidPoolException.class, e -> {
+                    assertThat(e.field()).isEqualTo("zookeeper.auth");
+                    assertThat(e.getMessage()).contains("user:password").doesNotContain("secretvalue");
+                });
+        assertThatThrownBy(() ->
+                        WorkerFileConfig.load(yaml("database: { url: x }"), Map.of("PIDPOOL_ZOOKEEPER_AUTH", "user:")))
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("zookeeper.auth"));
+
+        // the whole main: exit 2 at once, no ZooKeeper contacted (nothing listens on port 1; a
+        // connection attempt would end in UNAVAILABLE, exit 1), the task table not created
+        String db = "jdbc:h2:mem:authcfg" + System.nanoTime() + ";DB_CLOSE_DELAY=-1";
+        try (java.sql.Connection keepAlive = java.sql.DriverManager.getConnection(db)) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            int rc = WorkerMain.run(
+                    new String[] {
+                        "--config",
+                        yaml("""
+                                zookeeper: { connect: "127.0.0.1:1", auth: "us er:secretvalue" }
+                                database: { url: "%s", migrate: true }
+                                """
+                                        .formatted(db))
+                                .toString()
+                    },
+                    new PrintWriter(out, true),
+                    new PrintWriter(err, true));
+            assertThat(rc).isEqualTo(2);
+            assertThat(err.toString())
+                    .contains("zookeeper.auth (or PIDPOOL_ZOOKEEPER_AUTH) must be user:password")
+                    .contains("[zookeeper.auth]")
+                    .doesNotContain("secretvalue");
+            assertThat(out.toString()).doesNotContain("secretvalue");
+            assertThat(publicTables(keepAlive)).as("no table created").isEmpty();
+            // the check sees the task table once it is there
+            org.h2.jdbcx.JdbcDataSource ds = new org.h2.jdbcx.JdbcDataSource();
+            ds.setURL(db);
+            io.pidpool.worker.task.TaskSchema.migrate(ds);
+            assertThat(publicTables(keepAlive)).isNotEmpty();
+        }
+    }
+
+    /** The tables of the PUBLIC schema (where Flyway would create the task table and its history). */
+    static java.util.List<String> publicTables(java.sql.Connection c) throws java.sql.SQLException {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        try (var rs = c.getMetaData().getTables(null, "PUBLIC", "%", null)) {
+            while (rs.next()) {
+                names.add(rs.getString("TABLE_NAME"));
+            }
+        }
+        return names;
+    }
 }

@@ -8,12 +8,15 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.ring.SlotRange;
+import io.pidpool.worker.ring.GroupRing;
 import io.pidpool.worker.ring.StaticRingMembership;
 import io.pidpool.worker.task.InMemoryTaskStore;
 import io.pidpool.worker.task.NewTask;
 import io.pidpool.worker.task.TaskStatus;
+import io.pidpool.worker.task.TypedRanges;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -52,7 +55,9 @@ class WorkerPoolTest {
                             registry.counter("pidpool.worker.tasks.done", "group", "g", "member", "w1", "type", "t")
                                             .count()
                                     == 30.0);
-            assertThat(pool.ownedRanges()).containsExactly(SlotRange.all());
+            assertThat(pool.ownedRanges())
+                    .containsExactly(TypedRanges.of(java.util.Set.of("t"), List.of(SlotRange.all())));
+            assertThat(pool.types()).containsExactly("t");
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> pool.backlogByRange().keySet().equals(java.util.Set.of(SlotRange.all())));
             assertThat(registry.get("pidpool.worker.ranges").gauge().value()).isEqualTo(1.0);
@@ -87,6 +92,10 @@ class WorkerPoolTest {
         assertThatThrownBy(() -> builder().handler("t", t -> {}))
                 .isInstanceOfSatisfying(
                         PidPoolException.class, e -> assertThat(e.field()).isEqualTo("type"));
+        assertThatThrownBy(() -> builder().handler("a,b", t -> {}))
+                .as("types are listed comma-separated in the ring node")
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.field()).isEqualTo("type"));
         assertThatThrownBy(() -> WorkerPool.builder()
                         .taskStore(store)
                         .membership(StaticRingMembership.alone("w1"))
@@ -99,6 +108,47 @@ class WorkerPoolTest {
                         .build())
                 .isInstanceOfSatisfying(
                         PidPoolException.class, e -> assertThat(e.field()).isEqualTo("handlerTimeout"));
+    }
+
+    @Test
+    void tasksOfATypeNoMemberRunsStayPendingAndShowInTheUnhandledGauge() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // a ring that knows what its member runs (a ring set from a plain ConsistentHashRing assumes
+        // every member runs every type, so it reports nothing as unhandled)
+        WorkerPool pool = builder()
+                .membership(new StaticRingMembership(
+                        "w1", GroupRing.of(Map.of("w1", new GroupRing.Member(1, java.util.Set.of("t"))))))
+                .config(WorkerConfig.builder()
+                        .pollInterval(Duration.ofMillis(20))
+                        .backlogInterval(Duration.ofMillis(50))
+                        .build())
+                .metrics(new MicrometerWorkerMetrics(registry, "g", "w1"))
+                .build()
+                .start();
+        try {
+            long orphan = store.enqueue(
+                    NewTask.of("g", "orphan", "k", "{}"), Clock.systemUTC().instant());
+            long mine = store.enqueue(
+                    NewTask.of("g", "t", "k", "{}"), Clock.systemUTC().instant());
+            pool.wakeUp();
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> store.find(mine).orElseThrow().status() == TaskStatus.DONE);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> registry.find("pidpool.worker.backlog.unhandled")
+                                    .tag("type", "orphan")
+                                    .gauge()
+                            != null);
+            assertThat(registry.get("pidpool.worker.backlog.unhandled")
+                            .tag("type", "orphan")
+                            .gauge()
+                            .value())
+                    .isEqualTo(1.0);
+            assertThat(pool.unhandledBacklog()).containsExactly(Map.entry("orphan", 1L));
+            assertThat(store.find(orphan).orElseThrow().attempts()).isZero();
+            assertThat(store.find(orphan).orElseThrow().status()).isEqualTo(TaskStatus.PENDING);
+        } finally {
+            pool.close();
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -74,7 +75,7 @@ public class InMemoryTaskStore implements TaskStore {
     }
 
     @Override
-    public synchronized List<Task> findPending(String group, List<SlotRange> ranges, Instant now, int limit) {
+    public synchronized List<Task> findPending(String group, List<TypedRanges> selection, Instant now, int limit) {
         check();
         List<Task> out = new ArrayList<>();
         for (Task t : rows.values()) {
@@ -84,7 +85,7 @@ public class InMemoryTaskStore implements TaskStore {
             if (t.group().equals(group)
                     && t.status() == TaskStatus.PENDING
                     && t.nextAttemptAtMs() <= now.toEpochMilli()
-                    && inAny(ranges, t.slot())) {
+                    && selection.stream().anyMatch(sel -> sel.contains(t.type(), t.slot()))) {
                 out.add(t);
             }
         }
@@ -244,11 +245,34 @@ public class InMemoryTaskStore implements TaskStore {
 
     @Override
     public synchronized Map<SlotRange, Long> countPending(String group, List<SlotRange> ranges) {
+        return countPending(group, null, ranges);
+    }
+
+    @Override
+    public synchronized Map<SlotRange, Long> countPending(String group, TypedRanges selection) {
+        return countPending(group, selection.types(), selection.ranges());
+    }
+
+    @Override
+    public synchronized Map<String, Long> countPendingByType(String group) {
+        check();
+        Map<String, Long> out = new TreeMap<>();
+        for (Task t : rows.values()) {
+            if (t.group().equals(group) && t.status() == TaskStatus.PENDING) {
+                out.merge(t.type(), 1L, Long::sum);
+            }
+        }
+        return out;
+    }
+
+    private Map<SlotRange, Long> countPending(String group, Set<String> types, List<SlotRange> ranges) {
         check();
         Map<SlotRange, Long> out = new LinkedHashMap<>();
         ranges.forEach(r -> out.put(r, 0L));
         for (Task t : rows.values()) {
-            if (t.group().equals(group) && t.status() == TaskStatus.PENDING) {
+            if (t.group().equals(group)
+                    && t.status() == TaskStatus.PENDING
+                    && (types == null || types.contains(t.type()))) {
                 for (SlotRange r : ranges) {
                     if (r.contains(t.slot())) {
                         out.merge(r, 1L, Long::sum);
@@ -286,15 +310,6 @@ public class InMemoryTaskStore implements TaskStore {
                 .toList();
         ids.forEach(rows::remove);
         return ids.size();
-    }
-
-    private static boolean inAny(List<SlotRange> ranges, long slot) {
-        for (SlotRange r : ranges) {
-            if (r.contains(slot)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static Task with(

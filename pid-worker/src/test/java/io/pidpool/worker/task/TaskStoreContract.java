@@ -57,8 +57,13 @@ public abstract class TaskStoreContract {
         return new Claim(owner, id, now, now.plus(Duration.ofSeconds(30)));
     }
 
-    private static List<SlotRange> all() {
-        return List.of(SlotRange.all());
+    private static List<TypedRanges> all() {
+        return echo(List.of(SlotRange.all()));
+    }
+
+    /** The type of {@link #task} in {@code ranges}. */
+    private static List<TypedRanges> echo(List<SlotRange> ranges) {
+        return List.of(TypedRanges.of(Set.of("t.echo"), ranges));
     }
 
     @Test
@@ -105,13 +110,72 @@ public abstract class TaskStoreContract {
 
         long half = ConsistentHashRing.SLOT_COUNT / 2;
         List<SlotRange> lower = List.of(new SlotRange(0, half / 2), new SlotRange(half / 2, half));
-        List<Task> low = store.findPending(GROUP, lower, T0, 1000);
+        List<Task> low = store.findPending(GROUP, echo(lower), T0, 1000);
         List<Task> high =
-                store.findPending(GROUP, List.of(new SlotRange(half, ConsistentHashRing.SLOT_COUNT)), T0, 1000);
+                store.findPending(GROUP, echo(List.of(new SlotRange(half, ConsistentHashRing.SLOT_COUNT))), T0, 1000);
         assertThat(low).allMatch(t -> t.slot() < half);
         assertThat(high).allMatch(t -> t.slot() >= half);
         assertThat(low.size() + high.size()).isEqualTo(60);
         assertThat(store.findPending(GROUP, List.of(), T0, 10)).isEmpty();
+        assertThat(store.findPending(GROUP, echo(List.of()), T0, 10)).isEmpty();
+    }
+
+    @Test
+    void findPendingSelectsTypesPerRangeList() {
+        List<NewTask> tasks = new ArrayList<>();
+        for (int i = 0; i < 90; i++) {
+            tasks.add(NewTask.of(GROUP, List.of("a", "b", "c").get(i % 3), "mixed-" + i, "{}"));
+        }
+        store.enqueueAll(tasks, T0);
+        long half = ConsistentHashRing.SLOT_COUNT / 2;
+        SlotRange low = new SlotRange(0, half);
+        SlotRange high = new SlotRange(half, ConsistentHashRing.SLOT_COUNT);
+        // a and b share one ring (the lower half is ours), c has its own (the upper half is ours)
+        List<TypedRanges> selection =
+                List.of(TypedRanges.of(Set.of("a", "b"), List.of(low)), TypedRanges.of(Set.of("c"), List.of(high)));
+
+        List<Task> found = store.findPending(GROUP, selection, T0, 1000);
+
+        long expected = tasks.stream()
+                .filter(t -> t.type().equals("c") ? t.slot() >= half : t.slot() < half)
+                .count();
+        assertThat(found).hasSize((int) expected).extracting(Task::id).isSorted();
+        assertThat(found).allMatch(t -> t.type().equals("c") ? t.slot() >= half : t.slot() < half);
+        assertThat(found).extracting(Task::type).contains("a", "b", "c");
+        assertThat(store.findPending(GROUP, List.of(TypedRanges.of(Set.of("d"), List.of(SlotRange.all()))), T0, 10))
+                .as("a type without tasks")
+                .isEmpty();
+        assertThat(store.findPending(GROUP, selection, T0, 5))
+                .extracting(Task::id)
+                .containsExactlyElementsOf(
+                        found.subList(0, 5).stream().map(Task::id).toList());
+    }
+
+    @Test
+    void countsPerTypedRangeAndPerType() {
+        List<NewTask> tasks = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            tasks.add(NewTask.of(GROUP, i % 3 == 0 ? "a" : "b", "typed-" + i, "{}"));
+        }
+        List<Long> ids = store.enqueueAll(tasks, T0);
+        long half = ConsistentHashRing.SLOT_COUNT / 2;
+        SlotRange low = new SlotRange(0, half);
+        SlotRange high = new SlotRange(half, ConsistentHashRing.SLOT_COUNT);
+        long aLow = tasks.stream()
+                .filter(t -> t.type().equals("a") && t.slot() < half)
+                .count();
+
+        assertThat(store.countPending(GROUP, TypedRanges.of(Set.of("a"), List.of(low, high))))
+                .containsExactly(Map.entry(low, aLow), Map.entry(high, 20 - aLow));
+        assertThat(store.countPending(GROUP, TypedRanges.of(Set.of("a", "b"), List.of(SlotRange.all()))))
+                .containsExactly(Map.entry(SlotRange.all(), 60L));
+        assertThat(store.countPending(GROUP, TypedRanges.of(Set.of("z"), List.of(low))))
+                .containsExactly(Map.entry(low, 0L));
+        assertThat(store.countPendingByType(GROUP)).containsExactlyInAnyOrderEntriesOf(Map.of("a", 20L, "b", 40L));
+
+        store.claim(List.of(ids.get(0)), claim("w", 5, T0)); // an "a" task: RUNNING is not PENDING
+        assertThat(store.countPendingByType(GROUP)).containsExactlyInAnyOrderEntriesOf(Map.of("a", 19L, "b", 40L));
+        assertThat(store.countPendingByType("nobody")).isEmpty();
     }
 
     @Test
