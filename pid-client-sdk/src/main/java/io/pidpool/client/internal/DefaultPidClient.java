@@ -1308,13 +1308,21 @@ public final class DefaultPidClient implements PidClient {
             post(() -> suspend(why));
         } else if (granting && !lease.isValid(now, zkSessionId())) {
             stop();
-            // how old the newest answered request is, and how long the heartbeat has waited: tells a
-            // slow ZooKeeper (replies keep coming, late) from a silent one in a CI log
+            // how old the newest answered request is, when the last heartbeat answer arrived and how
+            // many wait since when: tells a slow ZooKeeper (answers keep arriving, the last one less
+            // than a round trip ago, but for requests sent long ago) from a silent one (the last
+            // answer arrived about as long ago as its request was sent) in a CI log
             Session s = current;
-            String waiting = s != null && s.heartbeats.outstanding() > 0
-                    ? String.format(
-                            "; the heartbeat in flight was sent %d ms ago", millis(s.heartbeats.oldestWait(now)))
-                    : "";
+            String waiting = "";
+            if (s != null) {
+                long sinceAnswer = s.heartbeats.sinceLastAnswer(now);
+                waiting = (sinceAnswer < 0
+                                ? "; no heartbeat answered yet"
+                                : String.format("; the last heartbeat answer arrived %d ms ago", millis(sinceAnswer)))
+                        + String.format(
+                                "; %d heartbeats unanswered, the oldest sent %d ms ago",
+                                s.heartbeats.outstanding(), millis(s.heartbeats.oldestWait(now)));
+            }
             String why = String.format(
                     "the lease expired (no ZooKeeper reply within %d ms; the newest reply answered a request"
                             + " sent %d ms ago%s)",
@@ -1341,8 +1349,12 @@ public final class DefaultPidClient implements PidClient {
 
     /** ZooKeeper event thread. */
     private void onHeartbeat(Session s, long sentAt, CuratorEvent event) {
-        s.heartbeats.settled(sentAt);
         Code code = Code.get(event.getResultCode());
+        if (code == Code.OK || code == Code.NONODE) {
+            s.heartbeats.answered(sentAt, ticker.read());
+        } else {
+            s.heartbeats.settled(sentAt);
+        }
         if (code == Code.OK && event.getStat() != null) {
             if (event.getStat().getEphemeralOwner() == s.sessionId) {
                 onReply(s.sessionId, sentAt);
