@@ -71,8 +71,9 @@ import org.slf4j.LoggerFactory;
  *       never change state; they post a task to the state thread. The one exception is the {@code
  *       granting} gate, which they close at once (SUSPENDED, LOST) so that {@link #heldPids()} is
  *       empty before the state thread even runs; only the state thread opens it.
- *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses, checks the
- *       lease and sends the heartbeat; owns the {@link PauseDetector}; posts stops to the state thread.
+ *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses and checks
+ *       the lease; every T/6 sends a heartbeat (several may be in flight, see {@link Heartbeats});
+ *       owns the {@link PauseDetector}; posts stops to the state thread.
  *   <li><b>Callback executor</b>: runs listener callbacks; the tracker guarantees one at a time per
  *       PID; the outcome is posted back to the state thread.
  *   <li><b>Callers</b>: {@link #heldPids()} reads volatile snapshots and the lock-free {@link Lease};
@@ -1303,6 +1304,9 @@ public final class DefaultPidClient implements PidClient {
         if (stall > 0) {
             lease.invalidate(now);
             stop();
+            // only requests sent from now on can renew the lease: prove it again at once rather than
+            // at the next heartbeat (at most one extra per stall, and stalls are over T/3 apart)
+            heartbeat(now, true);
             String why = String.format(
                     "the process did not run for %d ms (budget %d ms)", millis(stall), millis(t.stallThreshold()));
             post(() -> suspend(why));

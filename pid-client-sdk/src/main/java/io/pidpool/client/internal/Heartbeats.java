@@ -7,7 +7,7 @@ import java.util.Deque;
  * When the client sends its heartbeat (a {@code checkExists} of its instance node) and which ones
  * are still waiting for a reply, for one registration. The watchdog asks {@link #trySend} every
  * {@link #period()} = {@link Timing#heartbeatInterval()} = T/6; ZooKeeper's event thread reports
- * each reply with {@link #settled}.
+ * each reply with {@link #answered} (or a failure with {@link #settled}).
  *
  * <p>A heartbeat goes out every T/6 whether or not earlier ones were answered, up to {@link
  * #MAX_OUTSTANDING} without a reply; one that got no reply within T is given up (its reply could no
@@ -46,8 +46,8 @@ final class Heartbeats {
      * Whether to send a heartbeat at {@code now}; if so it counts as outstanding, sent at {@code now},
      * until {@link #settled}.
      *
-     * @param force send even at the bound (after a reconnection: the heartbeats outstanding may be
-     *     stuck in retries of the old connection, and a fresh one proves the new one)
+     * @param force send even at the bound (after a reconnection or a process pause: the heartbeats
+     *     outstanding were sent before it and cannot renew the lease, a fresh one can)
      */
     synchronized boolean trySend(long now, boolean force) {
         while (!outstanding.isEmpty() && now - outstanding.peekFirst() >= timing.sessionTimeoutNanos()) {
