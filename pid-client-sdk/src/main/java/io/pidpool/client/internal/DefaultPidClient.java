@@ -71,8 +71,9 @@ import org.slf4j.LoggerFactory;
  *       never change state; they post a task to the state thread. The one exception is the {@code
  *       granting} gate, which they close at once (SUSPENDED, LOST) so that {@link #heldPids()} is
  *       empty before the state thread even runs; only the state thread opens it.
- *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses, checks the
- *       lease and sends the heartbeat; owns the {@link PauseDetector}; posts stops to the state thread.
+ *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses and checks
+ *       the lease; every T/6 sends a heartbeat (several may be in flight, see {@link Heartbeats});
+ *       owns the {@link PauseDetector}; posts stops to the state thread.
  *   <li><b>Callback executor</b>: runs listener callbacks; the tracker guarantees one at a time per
  *       PID; the outcome is posted back to the state thread.
  *   <li><b>Callers</b>: {@link #heldPids()} reads volatile snapshots and the lock-free {@link Lease};
@@ -107,6 +108,7 @@ public final class DefaultPidClient implements PidClient {
         final Timing timing;
         final InstanceId instance;
         final String instancePath;
+        final Heartbeats heartbeats;
         // state thread
         volatile String pidsPath = "";
         CuratorCache instanceCache;
@@ -118,6 +120,7 @@ public final class DefaultPidClient implements PidClient {
             this.timing = timing;
             this.instance = instance;
             this.instancePath = instancePath;
+            this.heartbeats = new Heartbeats(timing);
         }
 
         Registration toRegistration() {
@@ -162,7 +165,6 @@ public final class DefaultPidClient implements PidClient {
     private volatile Timing timing;
     private volatile String host;
     private volatile String prefix;
-    private volatile boolean heartbeatInFlight;
     /**
      * The ZooKeeper session the client is connected on, as last reported by a connection event (0 while
      * suspended or lost): lets {@link #heldPids()} and the permit check compare sessions without
@@ -196,13 +198,12 @@ public final class DefaultPidClient implements PidClient {
     private CompletableFuture<Void> drained;
     private ScheduledFuture<?> watchdogTask;
     private long watchdogPeriod;
+    private ScheduledFuture<?> heartbeatTask;
+    private long heartbeatPeriod;
 
     // watchdog thread
     private PauseDetector detector;
     private Timing detectorTiming;
-    private long lastHeartbeatAt;
-    private boolean heartbeatSent;
-    private long heartbeatSentAt;
 
     private DefaultPidClient(ClientSettings settings) {
         this.settings = settings;
@@ -645,7 +646,7 @@ public final class DefaultPidClient implements PidClient {
         Session s = new Session(tracker.generation(), sessionId, t, instance, path);
         current = s;
         timing = t;
-        scheduleWatchdog(t);
+        scheduleWatchdog(s);
         watchInstanceNode(s);
         log.info(
                 "Registered {} in module {} (session 0x{}, negotiated session timeout {} ms)",
@@ -1267,20 +1268,28 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
-    /** State thread. */
-    private void scheduleWatchdog(Timing t) {
-        long period = t.tickInterval();
-        if (watchdogTask != null && watchdogPeriod == period) {
-            return;
+    /** State thread: the watchdog's tick and the heartbeat, both on the watchdog thread. */
+    private void scheduleWatchdog(Session s) {
+        long period = s.timing.tickInterval();
+        if (watchdogTask == null || watchdogPeriod != period) {
+            if (watchdogTask != null) {
+                watchdogTask.cancel(false);
+            }
+            watchdogPeriod = period;
+            watchdogTask = watchdog.scheduleWithFixedDelay(guarded(this::tick), 0, period, TimeUnit.NANOSECONDS);
         }
-        if (watchdogTask != null) {
-            watchdogTask.cancel(false);
+        long every = s.heartbeats.period();
+        if (heartbeatTask == null || heartbeatPeriod != every) {
+            if (heartbeatTask != null) {
+                heartbeatTask.cancel(false);
+            }
+            heartbeatPeriod = every;
+            heartbeatTask = watchdog.scheduleWithFixedDelay(
+                    guarded(() -> heartbeat(ticker.read(), false)), 0, every, TimeUnit.NANOSECONDS);
         }
-        watchdogPeriod = period;
-        watchdogTask = watchdog.scheduleWithFixedDelay(guarded(this::tick), 0, period, TimeUnit.NANOSECONDS);
     }
 
-    /** Watchdog thread: pause detection, lease check, heartbeat. */
+    /** Watchdog thread: pause detection and lease check. */
     private void tick() {
         Timing t = timing;
         if (t == null || lifecycle.get() != Lifecycle.STARTED) {
@@ -1295,55 +1304,61 @@ public final class DefaultPidClient implements PidClient {
         if (stall > 0) {
             lease.invalidate(now);
             stop();
+            // only requests sent from now on can renew the lease: prove it again at once rather than
+            // at the next heartbeat (at most one extra per stall, and stalls are over T/3 apart)
+            heartbeat(now, true);
             String why = String.format(
                     "the process did not run for %d ms (budget %d ms)", millis(stall), millis(t.stallThreshold()));
             post(() -> suspend(why));
         } else if (granting && !lease.isValid(now, zkSessionId())) {
             stop();
-            // how old the newest answered request is, and how long the heartbeat has waited: tells a
-            // slow ZooKeeper (replies keep coming, late) from a silent one in a CI log
-            String waiting = heartbeatInFlight
-                    ? String.format("; the heartbeat in flight was sent %d ms ago", millis(now - heartbeatSentAt))
-                    : "";
+            // how old the newest answered request is, when the last heartbeat answer arrived and how
+            // many wait since when: tells a slow ZooKeeper (answers keep arriving, the last one less
+            // than a round trip ago, but for requests sent long ago) from a silent one (the last
+            // answer arrived about as long ago as its request was sent) in a CI log
+            Session s = current;
+            String waiting = "";
+            if (s != null) {
+                long sinceAnswer = s.heartbeats.sinceLastAnswer(now);
+                waiting = (sinceAnswer < 0
+                                ? "; no heartbeat answered yet"
+                                : String.format("; the last heartbeat answer arrived %d ms ago", millis(sinceAnswer)))
+                        + String.format(
+                                "; %d heartbeats unanswered, the oldest sent %d ms ago",
+                                s.heartbeats.outstanding(), millis(s.heartbeats.oldestWait(now)));
+            }
             String why = String.format(
                     "the lease expired (no ZooKeeper reply within %d ms; the newest reply answered a request"
                             + " sent %d ms ago%s)",
                     millis(t.leaseBudget()), millis(t.leaseBudget() - lease.remaining(now)), waiting);
             post(() -> suspend(why));
         }
-        heartbeat(now, false);
     }
 
-    /** Watchdog thread: {@code checkExists} of the instance node, every T/6 (or now, if forced). */
+    /** Watchdog thread: {@code checkExists} of the instance node when {@link Heartbeats} says so. */
     private void heartbeat(long now, boolean force) {
         Session s = current;
-        if (s == null) {
+        if (s == null || lifecycle.get() != Lifecycle.STARTED || !s.heartbeats.trySend(now, force)) {
             return;
         }
-        if (!force && heartbeatSent && now - lastHeartbeatAt < s.timing.heartbeatInterval()) {
-            return;
-        }
-        if (heartbeatInFlight && now - heartbeatSentAt < s.timing.sessionTimeoutNanos()) {
-            return; // one at a time: a stuck one must not pile up more
-        }
-        heartbeatSent = true;
-        heartbeatInFlight = true;
-        heartbeatSentAt = now;
-        lastHeartbeatAt = now;
         try {
             curator.checkExists()
                     .inBackground((client, event) -> onHeartbeat(s, now, event))
                     .forPath(s.instancePath);
         } catch (Exception e) {
-            heartbeatInFlight = false;
+            s.heartbeats.settled(now);
             log.debug("Heartbeat not sent: {}", e.toString());
         }
     }
 
     /** ZooKeeper event thread. */
     private void onHeartbeat(Session s, long sentAt, CuratorEvent event) {
-        heartbeatInFlight = false;
         Code code = Code.get(event.getResultCode());
+        if (code == Code.OK || code == Code.NONODE) {
+            s.heartbeats.answered(sentAt, ticker.read());
+        } else {
+            s.heartbeats.settled(sentAt);
+        }
         if (code == Code.OK && event.getStat() != null) {
             if (event.getStat().getEphemeralOwner() == s.sessionId) {
                 onReply(s.sessionId, sentAt);

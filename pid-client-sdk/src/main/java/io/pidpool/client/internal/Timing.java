@@ -25,7 +25,15 @@ import java.time.Duration;
  *   <li><b>Heartbeat.</b> A {@code checkExists} of the instance node every {@link
  *       #heartbeatInterval()} = T/6 keeps the lease fresh: about 3.4 heartbeats fit in one budget,
  *       so one slow reply does not revoke anything. Every other successful operation (ack writes)
- *       also counts as a reply.
+ *       also counts as a reply. Heartbeats go out every T/6 whether or not earlier ones were
+ *       answered (at most {@link Heartbeats#MAX_OUTSTANDING} unanswered; one unanswered after T is
+ *       given up), each reply is stamped with its own request's send time and the lease keeps the
+ *       newest, so a late or reordered reply never moves it backwards. With a round trip R the
+ *       newest answered send time is at worst R + T/6 old, so the lease lapses only once R exceeds
+ *       budget − T/6 = 0.4T (2 s at T = 5 s); one heartbeat at a time (the next sent only after the
+ *       previous reply) lapsed already at R above budget/2 = 0.283T. Safety does not change: a reply
+ *       still proves c ≥ q for its own send time q only, and the lease still ends at q + budget for
+ *       the newest such q, whatever number of requests are in flight.
  *   <li><b>Pauses.</b> A stopped process (GC, SIGSTOP) cannot check anything. The watchdog measures
  *       the gap between its ticks with the monotonic ticker; a gap above {@link #stallThreshold()} =
  *       T/3 counts as a stall: the lease is invalidated at once (replies to requests sent before

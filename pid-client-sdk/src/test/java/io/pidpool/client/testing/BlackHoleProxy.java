@@ -10,13 +10,19 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A loopback TCP proxy with a black-hole switch, to partition one client from a server (e.g. a
- * {@code PidClient} from ZooKeeper) without touching the server or other clients.
+ * A loopback TCP proxy with a black-hole switch and a delay, to partition one client from a server
+ * (e.g. a {@code PidClient} from ZooKeeper) or make the server look slow to it, without touching the
+ * server or other clients.
  *
  * <p>While {@linkplain #blackHole() black-holed} the proxy forwards no byte in either direction but
  * closes nothing: data read meanwhile is held back (like packets a real network keeps retransmitting)
@@ -24,8 +30,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * accepted but stay silent too. So the client sees exactly what a partition looks like: a connection
  * that goes quiet, a read timeout, connection attempts that never complete.
  *
- * <p>Thread-safe. Two daemon threads per connection plus one acceptor; everything ends on {@link
- * #close()}.
+ * <p>With a {@linkplain #delay(Duration) delay} every chunk read is forwarded that long after it was
+ * read, in order, in both directions: each round trip through the proxy takes twice the delay longer
+ * while the bytes keep flowing (a server stalled in GC, an overloaded machine, a long link), so
+ * requests sent meanwhile are answered late but all of them are answered. Chunks already waiting keep
+ * the delay they were read with.
+ *
+ * <p>Thread-safe. Four daemon threads per connection (a reader and a writer per direction) plus one
+ * acceptor; everything ends on {@link #close()}.
  */
 public final class BlackHoleProxy implements Closeable {
     private static final AtomicInteger COUNT = new AtomicInteger();
@@ -36,6 +48,7 @@ public final class BlackHoleProxy implements Closeable {
     private final Object gate = new Object();
     private final AtomicInteger accepted = new AtomicInteger();
     private volatile boolean blackHoled;
+    private volatile long delayNanos;
     private volatile boolean closed;
 
     private BlackHoleProxy(InetSocketAddress target) throws IOException {
@@ -79,6 +92,11 @@ public final class BlackHoleProxy implements Closeable {
             blackHoled = false;
             gate.notifyAll();
         }
+    }
+
+    /** Forward every byte read from now on {@code oneWay} later (each direction); zero: at once. */
+    public void delay(Duration oneWay) {
+        delayNanos = oneWay.toNanos();
     }
 
     public boolean isBlackHoled() {
@@ -131,25 +149,58 @@ public final class BlackHoleProxy implements Closeable {
         }
     }
 
+    /** Bytes read at one time, due for forwarding at {@code dueAt}; {@code bytes == null}: end of stream. */
+    private record Chunk(long dueAt, byte[] bytes) {}
+
     private void start(Socket from, Socket to, String direction) {
-        Thread pump = new Thread(() -> pump(from, to), "blackhole-proxy-" + port() + "-" + direction);
-        pump.setDaemon(true);
-        pump.start();
+        BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+        String name = "blackhole-proxy-" + port() + "-" + direction;
+        Thread reader = new Thread(() -> read(from, to, queue), name + "-read");
+        Thread writer = new Thread(() -> write(from, to, queue), name + "-write");
+        reader.setDaemon(true);
+        writer.setDaemon(true);
+        reader.start();
+        writer.start();
     }
 
-    private void pump(Socket from, Socket to) {
+    private void read(Socket from, Socket to, BlockingQueue<Chunk> queue) {
         byte[] buffer = new byte[16 * 1024];
+        long lastDue = Long.MIN_VALUE;
         try {
             InputStream in = from.getInputStream();
-            OutputStream out = to.getOutputStream();
             int n;
             while ((n = in.read(buffer)) != -1) {
-                if (!awaitOpen()) {
+                long due = System.nanoTime() + delayNanos;
+                if (lastDue != Long.MIN_VALUE && due - lastDue < 0) {
+                    due = lastDue; // a shorter delay must not reorder the stream
+                }
+                lastDue = due;
+                queue.add(new Chunk(due, Arrays.copyOf(buffer, n)));
+            }
+        } catch (IOException e) {
+            // one side closed
+        } finally {
+            queue.add(new Chunk(System.nanoTime(), null));
+        }
+    }
+
+    private void write(Socket from, Socket to, BlockingQueue<Chunk> queue) {
+        try {
+            OutputStream out = to.getOutputStream();
+            while (true) {
+                Chunk chunk = queue.take();
+                long wait = chunk.dueAt() - System.nanoTime();
+                if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                }
+                if (chunk.bytes() == null || !awaitOpen()) {
                     return;
                 }
-                out.write(buffer, 0, n);
+                out.write(chunk.bytes());
                 out.flush();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (SocketException e) {
             // one side closed
         } catch (IOException e) {
