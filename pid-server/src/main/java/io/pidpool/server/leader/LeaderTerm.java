@@ -561,15 +561,31 @@ final class LeaderTerm {
                             TimeUnit.NANOSECONDS);
         }
         Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
-        Reconciler.Decision decision = reconciler.decide(
-                ctx.view(),
-                db,
-                state,
-                policy,
-                token.epoch(),
-                grace.toNanos(),
-                now,
-                rowsLoaded ? scope : scope.withoutRows());
+        // Streamed: each intent goes to the writer as soon as the pass has decided it (a full multi-op
+        // leaves at once), so ZooKeeper and the instances work on the first adds while this thread still
+        // decides the rest (a term's first pass at 100,000 PIDs decides for a second). The bookkeeping
+        // learns of them after the pass, so that the pass decides against the state it started with;
+        // their outcomes come back through this serial executor, hence after that.
+        List<Intent> sent = new ArrayList<>();
+        Reconciler.Decision decision;
+        try {
+            decision = reconciler.decide(
+                    ctx.view(),
+                    db,
+                    state,
+                    policy,
+                    token.epoch(),
+                    grace.toNanos(),
+                    now,
+                    rowsLoaded ? scope : scope.withoutRows(),
+                    intent -> {
+                        sent.add(intent);
+                        send(intent);
+                    });
+        } finally {
+            // also if the pass failed half-way: what was sent is in flight
+            issued(sent);
+        }
         long decided = ctx.ticker().read();
         long decideCost = work.read() - work0;
         if (full) {
@@ -582,9 +598,6 @@ final class LeaderTerm {
         }
         decision.alerts().forEach(ctx.alerts()::alert);
         alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
-        for (Intent intent : decision.intents()) {
-            submit(intent);
-        }
         writer.flush();
         long flushed = ctx.ticker().read();
         try {
@@ -651,12 +664,24 @@ final class LeaderTerm {
         }
     }
 
-    /** Sends one decided write; its outcome comes back to the serial executor. */
-    void submit(Intent intent) {
-        state.replay(new LeaderRecord.WriteIssued(intent));
-        log.debug("{}", intent);
+    /**
+     * Hands one decided write to the writer (which sends it with the next full multi-op, or on
+     * {@link FencedWriter#flush()}); its outcome comes back to the serial executor, so {@link
+     * #settled} runs after the task that sent it, which records it as issued before it ends.
+     */
+    private void send(Intent intent) {
+        if (log.isDebugEnabled()) {
+            log.debug("{}", intent);
+        }
         writer.submit(intent.writes())
                 .whenCompleteAsync((results, error) -> settled(intent, results, error), ctx.serial());
+    }
+
+    /** The bookkeeping's part of sending: the intents' paths and PIDs are in flight until settled. */
+    private void issued(List<Intent> intents) {
+        for (Intent intent : intents) {
+            state.replay(new LeaderRecord.WriteIssued(intent));
+        }
     }
 
     private void settled(Intent intent, List<WriteResult> results, Throwable error) {

@@ -30,17 +30,19 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import org.apache.zookeeper.CreateMode;
 
 /**
  * One level-triggered reconciliation pass: compares the database view, the ZooKeeper view and the
  * leader's bookkeeping, and decides the writes that bring ZooKeeper where the database and the
- * placement policy want it. It performs no I/O: it returns {@link Intent}s, database row changes and
- * alerts, and changes {@link LeaderState} only through {@link LeaderState#replay} of the records it
- * emits.
+ * placement policy want it. It performs no I/O: it returns {@link Intent}s (and may hand each to a
+ * sink as soon as it is decided, which sends it), database row changes and alerts, and changes
+ * {@link LeaderState} only through {@link LeaderState#replay} of the records it emits.
  *
  * <p>Order within a pass: housekeeping of existing nodes (acks, failures, repairs, updates) and
- * handshakes, then the placement's revokes and releases, then its adds. An add is written only when
+ * handshakes, then the placement's revokes and releases, then its adds (a new instance's handshake
+ * directly before its share). An add is written only when
  * the leader's own view proves the PID free: no node of it anywhere in the tree except DELETED ones,
  * and no write about it in flight. Together with "delete first, then add" this is the exclusive-hold
  * rule of DESIGN §6 on the leader's side; a node of a departed instance is deleted (released) only
@@ -118,15 +120,46 @@ final class Reconciler {
             long graceNanos,
             long now,
             Scope scope) {
-        var pass = new Pass(view, db, state, epoch, graceNanos, now, scope);
+        return decide(view, db, state, policy, epoch, graceNanos, now, scope, intent -> {});
+    }
+
+    /**
+     * Decides one pass and hands each intent to {@code sink} as soon as its place in the sending order
+     * is final, so that the writes of a big pass (a first pass at 100,000 PIDs decides 100,000 adds)
+     * leave while the rest is still being decided. The sink receives exactly the intents of
+     * {@link Decision#intents()}, in that order; if the pass throws half-way, it has received a prefix
+     * of them.
+     *
+     * <p>The order guarantees (DESIGN §5–§6): everything decided before the placement's first add
+     * (housekeeping, handshakes, the placement's revokes and releases) is sent before any add; an
+     * instance handshaken in this pass gets its handshake directly before the first of its adds, so the
+     * pids node, its path and the share mostly travel in one multi-op; a handshake without adds in this
+     * pass is sent before the placement's steps (or, if its adds were all refused, at the end).
+     *
+     * <p>The sink must not change {@code state}: the pass decides against the bookkeeping as it was at
+     * its start (plus the records it emits itself), exactly as without a sink; the caller records the
+     * intents as issued after the pass ({@link LeaderRecord.WriteIssued}).
+     */
+    Decision decide(
+            ZkView view,
+            DbView db,
+            LeaderState state,
+            PlacementPolicy policy,
+            Epoch epoch,
+            long graceNanos,
+            long now,
+            Scope scope,
+            Consumer<Intent> sink) {
+        var pass = new Pass(view, db, state, epoch, graceNanos, now, scope, sink);
         pass.departures();
         pass.cooldowns();
         pass.housekeeping();
         pass.handshakes();
         pass.place(policy);
         pass.rows();
+        pass.releaseHandshakes(null);
         return new Decision(
-                pass.ordered(),
+                pass.intents,
                 pass.rowUpserts,
                 pass.rowRemovals,
                 pass.pidUpdates,
@@ -155,12 +188,28 @@ final class Reconciler {
         final Set<String> updatedPids = new HashSet<>();
         /** Instances whose handshake this pass writes (their adds may follow it in the same pass). */
         final Set<InstanceKey> handshaking = new HashSet<>();
+        /**
+         * Handshakes decided but not sent yet, in decision order: each waits for the first add of its
+         * instance (see {@link #decided}).
+         */
+        final Map<InstanceKey, Intent> heldHandshakes = new LinkedHashMap<>();
+        /** Receives each intent when its place in the sending order is final. */
+        final Consumer<Intent> sink;
 
         Set<InstanceKey> holders;
         final Scope scope;
 
-        Pass(ZkView view, DbView db, LeaderState state, Epoch epoch, long grace, long now, Scope scope) {
+        Pass(
+                ZkView view,
+                DbView db,
+                LeaderState state,
+                Epoch epoch,
+                long grace,
+                long now,
+                Scope scope,
+                Consumer<Intent> sink) {
             this.scope = scope;
+            this.sink = sink;
             this.view = view;
             this.db = db;
             this.state = state;
@@ -174,34 +223,41 @@ final class Reconciler {
         }
 
         /**
-         * The intents in the order they are to be sent: as decided, except that the adds of an
-         * instance handshaken in this pass follow its handshake directly, so that the pids path and the
-         * share mostly travel in the same multi-op and the SDK, pointed at the node, lists the whole
-         * share at once. (Only the order of writes about different PIDs changes: each PID has at most
-         * one decision per pass.)
+         * An intent was decided: it is sent at once, except a handshake, which waits for its instance's
+         * first add (then the pids node, its path and the share mostly travel in the same multi-op and
+         * the SDK, pointed at the node, lists the whole share at once) or for {@link
+         * #releaseHandshakes}. Everything decided before the placement's adds is thereby sent before
+         * them ("delete first, then add"); only the order of writes about different paths and PIDs
+         * changes (each has at most one decision per pass).
          */
-        List<Intent> ordered() {
-            if (handshaking.isEmpty()) {
-                return intents;
+        void decided(Intent intent) {
+            if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                heldHandshakes.put(intent.holder(), intent);
+                return;
             }
-            Map<InstanceKey, List<Intent>> shares = new HashMap<>();
-            for (Intent intent : intents) {
-                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
-                    shares.computeIfAbsent(intent.holder(), k -> new ArrayList<>())
-                            .add(intent);
+            if (intent.kind() == Intent.Kind.ADD && !heldHandshakes.isEmpty()) {
+                Intent handshake = heldHandshakes.remove(intent.holder());
+                if (handshake != null) {
+                    send(handshake);
                 }
             }
-            List<Intent> ordered = new ArrayList<>(intents.size());
-            for (Intent intent : intents) {
-                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
-                    continue;
-                }
-                ordered.add(intent);
-                if (intent.kind() == Intent.Kind.HANDSHAKE) {
-                    ordered.addAll(shares.getOrDefault(intent.holder(), List.of()));
+            send(intent);
+        }
+
+        /** Sends the held handshakes, except those of {@code keep} (instances about to get adds). */
+        void releaseHandshakes(Set<InstanceKey> keep) {
+            for (var it = heldHandshakes.values().iterator(); it.hasNext(); ) {
+                Intent handshake = it.next();
+                if (keep == null || !keep.contains(handshake.holder())) {
+                    it.remove();
+                    send(handshake);
                 }
             }
-            return ordered;
+        }
+
+        private void send(Intent intent) {
+            intents.add(intent);
+            sink.accept(intent);
         }
 
         // ---------------------------------------------------------------- departures
@@ -608,7 +664,7 @@ final class Reconciler {
             if (pid != null) {
                 touched.add("pid:" + pid);
             }
-            intents.add(new Intent(kind, holder, pid, writes, deleted, why));
+            decided(new Intent(kind, holder, pid, writes, deleted, why));
             return true;
         }
 
@@ -773,6 +829,16 @@ final class Reconciler {
                 if (key.startsWith("signal:") && !active.contains(key)) {
                     emit(new LeaderRecord.AlertCleared(key));
                 }
+            }
+            if (!heldHandshakes.isEmpty()) {
+                // handshakes that no add of this placement follows go now, before its revokes
+                Set<InstanceKey> sharing = new HashSet<>();
+                for (PlacementPolicy.Step step : placement.steps()) {
+                    if (step instanceof PlacementPolicy.Add add) {
+                        sharing.add(new InstanceKey(add.module(), add.instance()));
+                    }
+                }
+                releaseHandshakes(sharing);
             }
             for (PlacementPolicy.Step step : placement.steps()) {
                 if (step instanceof PlacementPolicy.Revoke revoke) {
