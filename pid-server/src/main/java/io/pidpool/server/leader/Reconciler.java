@@ -91,6 +91,11 @@ final class Reconciler {
         }
     }
 
+    /** A live, ready instance that may get adds in this pass: its session and its pids node. */
+    private record AddTarget(long sessionId, String pidsPath) {
+        static final AddTarget NONE = new AddTarget(0, "");
+    }
+
     private final ZkLayout layout;
     private final LeaderSettings settings;
     private final Clock clock;
@@ -184,6 +189,10 @@ final class Reconciler {
         final Set<String> cooldownEnds = new TreeSet<>();
         /** Paths and PIDs this pass already wrote to: one decision each per pass. */
         final Set<String> touched = new HashSet<>();
+
+        final Set<String> touchedPids = new HashSet<>();
+        /** {@link #addTarget}, per instance. */
+        final Map<InstanceKey, AddTarget> addTargets = new HashMap<>();
         /** PIDs whose database row this pass changes. */
         final Set<String> updatedPids = new HashSet<>();
         /** Instances whose handshake this pass writes (their adds may follow it in the same pass). */
@@ -657,12 +666,12 @@ final class Reconciler {
                     return false;
                 }
             }
-            if (pid != null && (touched.contains("pid:" + pid) || state.pidInFlight(pid))) {
+            if (pid != null && (touchedPids.contains(pid) || state.pidInFlight(pid))) {
                 return false;
             }
             writes.forEach(w -> touched.add(w.path()));
             if (pid != null) {
-                touched.add("pid:" + pid);
+                touchedPids.add(pid);
             }
             decided(new Intent(kind, holder, pid, writes, deleted, why));
             return true;
@@ -906,7 +915,6 @@ final class Reconciler {
         }
 
         void applyAdd(PlacementPolicy.Add step) {
-            InstanceKey key = new InstanceKey(step.module(), step.instance());
             String pid = step.pid();
             PidAccount account = db.pid(pid);
             if (account == null
@@ -915,17 +923,15 @@ final class Reconciler {
                     || !state.offerable(pid, now)) {
                 return;
             }
-            ZkView.InstanceEntry instance = live(key);
-            if (instance == null || instance.sessionId() != step.sessionId() || !ready(key)) {
+            InstanceKey key = new InstanceKey(step.module(), step.instance());
+            AddTarget target = addTarget(key);
+            if (target == null || target.sessionId() != step.sessionId()) {
                 return;
             }
-            if (state.draining(key, now, settings.ackTimeout().toNanos())) {
-                return; // it is closing: whatever it gets now would wait for the grace period
-            }
-            if (state.pidInFlight(pid) || touched.contains("pid:" + pid)) {
+            if (state.pidInFlight(pid) || touchedPids.contains(pid)) {
                 return;
             }
-            String path = layout.pid(step.module(), step.instance(), pid);
+            String path = ZkLayout.pid(target.pidsPath(), pid);
             ZkView.PidEntry replaced = null;
             for (ZkView.PidEntry other : view.nodesOf(pid)) {
                 boolean deleted = other.node() != null && other.node().state() == PidState.DELETED;
@@ -936,16 +942,43 @@ final class Reconciler {
                     replaced = other;
                 }
             }
-            PidNode adding =
-                    PidNode.instruction(pid, PidState.ADDING, epoch, instance.sessionId(), DbView.payload(account));
-            List<ZkWrite> writes = new ArrayList<>();
-            Map<String, Long> deleted = new LinkedHashMap<>();
-            if (replaced != null) {
-                writes.add(new ZkWrite.Delete(path, replaced.entry().stat().version()));
-                deleted.put(path, replaced.entry().stat().czxid());
+            byte[] adding = PidNode.instruction(
+                            pid, PidState.ADDING, epoch, target.sessionId(), DbView.payload(account))
+                    .encode();
+            ZkWrite create = new ZkWrite.Create(path, adding, CreateMode.PERSISTENT);
+            if (replaced == null) {
+                write(Intent.Kind.ADD, key, pid, List.of(create), Map.of(), "placement");
+            } else {
+                write(
+                        Intent.Kind.ADD,
+                        key,
+                        pid,
+                        List.of(new ZkWrite.Delete(path, replaced.entry().stat().version()), create),
+                        Map.of(path, replaced.entry().stat().czxid()),
+                        "placement");
             }
-            writes.add(new ZkWrite.Create(path, adding.encode(), CreateMode.PERSISTENT));
-            write(Intent.Kind.ADD, key, pid, writes, deleted, "placement");
+        }
+
+        /**
+         * The instance as a target of adds in this pass, or {@code null} if it may get none: gone, its
+         * handshake neither done nor on its way ({@link #ready}), or closing (whatever it got now would
+         * wait for the grace period). Computed once per instance and pass: nothing it depends on
+         * changes during the placement (the view does not, and writes count as in flight only after
+         * the pass).
+         */
+        AddTarget addTarget(InstanceKey key) {
+            AddTarget target = addTargets.get(key);
+            if (target == null) {
+                ZkView.InstanceEntry instance = live(key);
+                target = instance == null
+                                || !ready(key)
+                                || state.draining(
+                                        key, now, settings.ackTimeout().toNanos())
+                        ? AddTarget.NONE
+                        : new AddTarget(instance.sessionId(), layout.pids(key.module(), key.instance()));
+                addTargets.put(key, target);
+            }
+            return target == AddTarget.NONE ? null : target;
         }
 
         // ---------------------------------------------------------------- database rows
