@@ -7,10 +7,13 @@ import io.pidpool.core.error.PidPoolException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.CreateOptions;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.Op;
@@ -71,12 +74,20 @@ public final class FencedWriter implements AutoCloseable {
     private static final class Unit {
         final List<ZkWrite> writes;
         final CompletableFuture<List<WriteResult>> future;
+        /** {@link ZkWrite#size()} summed once (a unit may be looked at by several takes). */
+        final int bytes;
+
         int cap;
 
         Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future, int cap) {
             this.writes = writes;
             this.future = future;
             this.cap = cap;
+            int sum = 0;
+            for (ZkWrite write : writes) {
+                sum += write.size();
+            }
+            this.bytes = sum;
         }
 
         List<ZkWrite> writes() {
@@ -107,6 +118,9 @@ public final class FencedWriter implements AutoCloseable {
     private PidPoolException fencedBy;
 
     private final List<ACL> acl;
+    /** One per create mode (immutable; built once instead of once per create). */
+    private final Map<CreateMode, CreateOptions> createOptions = new ConcurrentHashMap<>();
+
     private final AtomicLong multisSent = new AtomicLong();
     private final AtomicLong opsSent = new AtomicLong();
     private final AtomicLong resends = new AtomicLong();
@@ -237,7 +251,7 @@ public final class FencedWriter implements AutoCloseable {
         while (!queue.isEmpty()) {
             Unit next = queue.peekFirst();
             int unitOps = next.writes().size();
-            int unitBytes = next.writes().stream().mapToInt(ZkWrite::size).sum();
+            int unitBytes = next.bytes;
             int capWith = Math.min(cap, next.cap);
             if (!batch.isEmpty() && (ops + unitOps > capWith || bytes + unitBytes > maxBytesPerMulti)) {
                 break;
@@ -274,7 +288,8 @@ public final class FencedWriter implements AutoCloseable {
         String path = prefix + write.path();
         if (write instanceof ZkWrite.Create c) {
             return Op.create(
-                    path, c.data(), CreateOptions.newBuilder(acl, c.mode()).build());
+                    path, c.data(), createOptions.computeIfAbsent(c.mode(), mode -> CreateOptions.newBuilder(acl, mode)
+                            .build()));
         } else if (write instanceof ZkWrite.SetData s) {
             return Op.setData(path, s.data(), s.version());
         } else if (write instanceof ZkWrite.Delete d) {
