@@ -188,9 +188,9 @@ final class Reconciler {
         final List<Cooldown> cooldownStarts = new ArrayList<>();
         final Set<String> cooldownEnds = new TreeSet<>();
         /** Paths and PIDs this pass already wrote to: one decision each per pass. */
-        final Set<String> touched = new HashSet<>();
+        Set<String> touched = new HashSet<>();
 
-        final Set<String> touchedPids = new HashSet<>();
+        Set<String> touchedPids = new HashSet<>();
         /** {@link #addTarget}, per instance. */
         final Map<InstanceKey, AddTarget> addTargets = new HashMap<>();
         /** PIDs whose database row this pass changes. */
@@ -839,6 +839,12 @@ final class Reconciler {
                     emit(new LeaderRecord.AlertCleared(key));
                 }
             }
+            int steps = placement.steps().size();
+            if (steps > 1024) {
+                // sized once for what the steps may touch, instead of growing (rehashing) step by step
+                touched = resized(touched, steps);
+                touchedPids = resized(touchedPids, steps);
+            }
             if (!heldHandshakes.isEmpty()) {
                 // handshakes that no add of this placement follows go now, before its revokes
                 Set<InstanceKey> sharing = new HashSet<>();
@@ -874,6 +880,12 @@ final class Reconciler {
                     }
                 }
             }
+        }
+
+        private static Set<String> resized(Set<String> set, int more) {
+            Set<String> bigger = new HashSet<>((int) ((set.size() + more) / 0.75f) + 1);
+            bigger.addAll(set);
+            return bigger;
         }
 
         PidState liveState(ZkView.PidEntry entry, long session) {
