@@ -72,7 +72,9 @@ public record PidNode(
 
     public static PidNode instruction(
             String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account) {
-        requireArgument(state.isInstruction(), "state", "%s is not an instruction", state);
+        if (!state.isInstruction()) { // no varargs array per call when it holds (one per PID handed out)
+            requireArgument(false, "state", "%s is not an instruction", state);
+        }
         return new PidNode(pidId, state, epoch, ownerSessionId, account, "");
     }
 

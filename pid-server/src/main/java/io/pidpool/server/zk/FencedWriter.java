@@ -187,12 +187,9 @@ public final class FencedWriter implements AutoCloseable {
      * a full multi-op is queued.
      */
     public CompletableFuture<List<WriteResult>> submit(List<ZkWrite> writes) {
-        requireArgument(
-                !writes.isEmpty() && writes.size() < maxOpsPerMulti,
-                "writes",
-                "a unit has 1..%d writes, got %d",
-                maxOpsPerMulti - 1,
-                writes.size());
+        if (writes.isEmpty() || writes.size() >= maxOpsPerMulti) { // not boxed per unit when it holds
+            requireArgument(false, "writes", "a unit has 1..%d writes, got %d", maxOpsPerMulti - 1, writes.size());
+        }
         var unit = new Unit(List.copyOf(writes), new CompletableFuture<>(), maxOpsPerMulti);
         boolean full;
         synchronized (lock) {
