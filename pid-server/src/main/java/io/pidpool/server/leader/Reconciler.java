@@ -20,10 +20,14 @@ import io.pidpool.server.leader.PlacementPolicy.ModuleInput;
 import io.pidpool.server.zk.ZkWrite;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.AbstractSet;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,6 +92,59 @@ final class Reconciler {
          */
         Scope withoutRows() {
             return new Scope(full, dirtyPids, placement, false);
+        }
+    }
+
+    /**
+     * Distinct ids in their natural order, as a read-only set over one sorted array: what a {@code
+     * TreeSet} would hold and iterate, built with one sort instead of a tree insertion per id (the
+     * placement's input lists every desired PID, 100,000 at scale, on every placement).
+     */
+    static final class SortedIds extends AbstractSet<String> {
+        private final String[] ids;
+
+        private SortedIds(String[] ids) {
+            this.ids = ids;
+        }
+
+        /** @param distinct ids without duplicates, in any order */
+        static Set<String> of(Collection<String> distinct) {
+            String[] ids = distinct.toArray(new String[0]);
+            Arrays.sort(ids);
+            return new SortedIds(ids);
+        }
+
+        @Override
+        public Iterator<String> iterator() {
+            return Collections.unmodifiableList(Arrays.asList(ids)).iterator();
+        }
+
+        @Override
+        public int size() {
+            return ids.length;
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            return o instanceof String id && Arrays.binarySearch(ids, id) >= 0;
+        }
+
+        @Override
+        public Object[] toArray() {
+            return ids.clone();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> T[] toArray(T[] a) {
+            if (a.length < ids.length) {
+                return (T[]) Arrays.copyOf(ids, ids.length, a.getClass());
+            }
+            System.arraycopy(ids, 0, a, 0, ids.length);
+            if (a.length > ids.length) {
+                a[ids.length] = null;
+            }
+            return a;
         }
     }
 
@@ -744,24 +801,33 @@ final class Reconciler {
             }
             Set<ModuleKey> modules = new TreeSet<>(db.moduleKeys());
             modules.addAll(view.modules());
-            Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            Map<ModuleKey, List<String>> wantedIds = new HashMap<>();
             Map<ModuleKey, Map<String, Long>> cooling = new HashMap<>();
+            ModuleKey lastModule = null;
+            List<String> lastIds = null;
             for (PidAccount account : db.pids().values()) {
                 // a PID in cooldown is desired but cooling: the planner itself sees it as unassignable
                 boolean wanted = account.status().assignable() || account.status() == PidStatus.COOLDOWN;
                 if (wanted && !state.backingOff(account.id(), now)) {
-                    desired.computeIfAbsent(account.module(), k -> new TreeSet<>())
-                            .add(account.id());
                     Long until = state.cooldowns().get(account.id());
                     if (until != null) {
                         cooling.computeIfAbsent(account.module(), k -> new HashMap<>())
                                 .put(account.id(), until);
                     } else if (account.status() == PidStatus.COOLDOWN) {
                         // its cooldown ended in this pass; ACTIVE is written after the pass
-                        desired.get(account.module()).remove(account.id());
+                        wantedIds.computeIfAbsent(account.module(), k -> new ArrayList<>());
+                        continue;
                     }
+                    if (!account.module().equals(lastModule)) {
+                        lastModule = account.module();
+                        lastIds = wantedIds.computeIfAbsent(lastModule, k -> new ArrayList<>());
+                    }
+                    lastIds.add(account.id());
                 }
             }
+            // sorted as a TreeSet would be (the planner keeps its input's order), by one sort per module
+            Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            wantedIds.forEach((module, ids) -> desired.put(module, SortedIds.of(ids)));
             Map<InstanceKey, Map<String, PidState>> pending = new HashMap<>();
             for (Intent add : state.addsInFlight().values()) {
                 pending.computeIfAbsent(add.holder(), k -> new TreeMap<>()).put(add.pid(), PidState.ADDING);
