@@ -590,8 +590,9 @@ final class LeaderTerm {
                         send(intent);
                     });
         } finally {
-            // also if the pass failed half-way: what was sent is in flight
+            // also if the pass failed half-way: what was sent is in flight, and leaves now
             issued(sent);
+            writer.flush();
         }
         long decided = ctx.ticker().read();
         long decideCost = work.read() - work0;
@@ -605,7 +606,6 @@ final class LeaderTerm {
         }
         decision.alerts().forEach(ctx.alerts()::alert);
         alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
-        writer.flush();
         long flushed = ctx.ticker().read();
         try {
             writeDatabase(decision);
