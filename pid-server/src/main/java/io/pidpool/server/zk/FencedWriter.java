@@ -52,6 +52,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Concurrency: thread-safe. {@code lock} guards the queue, the in-flight count and the state;
+ * {@code sendOrder} makes taking a batch and handing it to ZooKeeper one step, so multi-ops leave in
+ * queue order whichever thread flushes;
  * ZooKeeper's event thread runs the callbacks. Futures are completed outside the lock, so callers
  * should attach their continuations with an executor of their own ({@code whenCompleteAsync}).
  */
@@ -111,6 +113,9 @@ public final class FencedWriter implements AutoCloseable {
     private final Consumer<PidPoolException> onFenced;
 
     private final Object lock = new Object();
+    /** Orders the sending of batches (see {@link #flush()}); taken before {@code lock}, never after. */
+    private final Object sendOrder = new Object();
+
     private final ArrayDeque<Unit> queue = new ArrayDeque<>();
     private int queuedOps;
     private int inFlight;
@@ -210,6 +215,16 @@ public final class FencedWriter implements AutoCloseable {
     /** Sends queued units, as many multi-ops as the in-flight limit allows; the rest follow as answers arrive. */
     public void flush() {
         List<Completion> completions = new ArrayList<>();
+        // Held from taking a batch until ZooKeeper has queued it: the submitting thread and ZooKeeper's
+        // event thread (flushing when a multi-op completes) may flush at once, and without it a later
+        // batch could be queued before an earlier one (e.g. a share before its handshake).
+        synchronized (sendOrder) {
+            sendQueued(completions);
+        }
+        complete(completions);
+    }
+
+    private void sendQueued(List<Completion> completions) {
         while (true) {
             List<Unit> batch;
             ZooKeeper zk;
@@ -237,7 +252,6 @@ public final class FencedWriter implements AutoCloseable {
             }
             send(zk, batch);
         }
-        complete(completions);
     }
 
     private List<Unit> takeBatchLocked() {
