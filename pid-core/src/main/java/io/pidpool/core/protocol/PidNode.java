@@ -10,8 +10,11 @@ import io.pidpool.core.model.SealedSecret;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The data of a PID node {@code /modules/<module>/<instance>-pids/<pid>}: the leader's instruction
@@ -69,7 +72,9 @@ public record PidNode(
 
     public static PidNode instruction(
             String pidId, PidState state, Epoch epoch, long ownerSessionId, AccountPayload account) {
-        requireArgument(state.isInstruction(), "state", "%s is not an instruction", state);
+        if (!state.isInstruction()) { // no varargs array per call when it holds (one per PID handed out)
+            requireArgument(false, "state", "%s is not an instruction", state);
+        }
         return new PidNode(pidId, state, epoch, ownerSessionId, account, "");
     }
 
@@ -96,23 +101,61 @@ public record PidNode(
         return report != null;
     }
 
+    /**
+     * The node's data: the same bytes as writing each field with {@link DataOutputStream} (magic,
+     * version, then the fields; strings as length + UTF-8, attributes sorted by key), but sized
+     * exactly and written once: the leader encodes one node per PID it hands out.
+     */
     public byte[] encode() {
-        return WireFormat.encode(MAGIC, report == null ? VERSION : VERSION_WITH_REPORT, out -> {
-            WireFormat.writeString(out, pidId);
-            out.writeByte(state.ordinal());
-            out.writeLong(epoch.value());
-            out.writeLong(ownerSessionId);
-            out.writeLong(account.monthlyQuota());
-            out.writeLong(account.overageAllowance());
-            WireFormat.writeString(out, account.secret().keyId());
-            WireFormat.writeBytes(out, account.secret().sealed());
-            writeAttributes(out, account.attributes());
-            WireFormat.writeString(out, error);
-            if (report != null) {
-                out.writeByte(report.kind().ordinal());
-                WireFormat.writeString(out, report.detail());
-            }
-        });
+        byte[] pid = utf8(pidId);
+        byte[] keyId = utf8(account.secret().keyId());
+        byte[] sealed = account.secret().sealed();
+        Map<String, String> attributes = account.attributes();
+        byte[][] attributeBytes = new byte[attributes.size() * 2][];
+        int size = 2 + 4 + pid.length + 1 + 8 * 4 + 4 + keyId.length + 4 + sealed.length + 4;
+        int i = 0;
+        for (var e : (attributes.size() > 1 ? new TreeMap<>(attributes) : attributes).entrySet()) {
+            attributeBytes[i] = utf8(e.getKey());
+            attributeBytes[i + 1] = utf8(e.getValue());
+            size += 8 + attributeBytes[i].length + attributeBytes[i + 1].length;
+            i += 2;
+        }
+        byte[] errorBytes = utf8(error);
+        size += 4 + errorBytes.length;
+        byte[] detail = report == null ? null : utf8(report.detail());
+        if (detail != null) {
+            size += 1 + 4 + detail.length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(size); // big-endian, as DataOutputStream
+        out.put((byte) MAGIC);
+        out.put((byte) (report == null ? VERSION : VERSION_WITH_REPORT));
+        putBytes(out, pid);
+        out.put((byte) state.ordinal());
+        out.putLong(epoch.value());
+        out.putLong(ownerSessionId);
+        out.putLong(account.monthlyQuota());
+        out.putLong(account.overageAllowance());
+        putBytes(out, keyId);
+        putBytes(out, sealed);
+        out.putInt(attributes.size());
+        for (byte[] bytes : attributeBytes) {
+            putBytes(out, bytes);
+        }
+        putBytes(out, errorBytes);
+        if (detail != null) {
+            out.put((byte) report.kind().ordinal());
+            putBytes(out, detail);
+        }
+        return out.array();
+    }
+
+    private static byte[] utf8(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void putBytes(ByteBuffer out, byte[] value) {
+        out.putInt(value.length);
+        out.put(value);
     }
 
     /** Decodes node data; anything malformed is an INVALID_ARGUMENT about field {@code pidNode}. */
@@ -155,14 +198,6 @@ public record PidNode(
                     error,
                     report);
         });
-    }
-
-    private static void writeAttributes(DataOutputStream out, Map<String, String> attributes) throws IOException {
-        out.writeInt(attributes.size());
-        for (var e : new java.util.TreeMap<>(attributes).entrySet()) {
-            WireFormat.writeString(out, e.getKey());
-            WireFormat.writeString(out, e.getValue());
-        }
     }
 
     private static Map<String, String> readAttributes(DataInputStream in) throws IOException {

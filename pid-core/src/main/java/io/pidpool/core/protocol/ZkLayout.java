@@ -52,7 +52,12 @@ public record ZkLayout(String cluster) {
     }
 
     public String pid(ModuleKey module, InstanceId instance, String pidId) {
-        return pids(module, instance) + "/" + Names.requirePidId(pidId, "pid");
+        return pid(pids(module, instance), pidId);
+    }
+
+    /** {@link #pid(ModuleKey, InstanceId, String)} under a pids node path already built. */
+    public static String pid(String pidsPath, String pidId) {
+        return pidsPath + "/" + Names.requirePidId(pidId, "pid");
     }
 
     public String workers(String group) {

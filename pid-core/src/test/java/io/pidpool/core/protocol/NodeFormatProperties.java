@@ -14,6 +14,7 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.AlphaChars;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.LongRange;
+import net.jqwik.api.constraints.Size;
 import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 
@@ -67,6 +68,80 @@ class NodeFormatProperties {
         // a version-2 node cut before its report is rejected, not read as version 1
         byte[] cut = java.util.Arrays.copyOf(bytes, plain.encode().length);
         assertThatThrownBy(() -> PidNode.decode(cut)).isInstanceOf(PidPoolException.class);
+    }
+
+    /**
+     * {@link PidNode#encode()} writes the exact bytes of the format as the stream-based encoder wrote
+     * them (kept here as the reference): what older SDKs and leaders read must not change.
+     */
+    @Property(tries = 1000)
+    void pidNodesEncodeToTheBytesOfTheStreamFormat(
+            @ForAll @AlphaChars @StringLength(min = 1, max = 40) String pid,
+            @ForAll PidState state,
+            @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long epoch,
+            @ForAll long session,
+            @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long quota,
+            @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long allowance,
+            @ForAll @AlphaChars @StringLength(min = 1, max = 10) String keyId,
+            @ForAll byte[] sealedTail,
+            @ForAll @Size(max = 5) Map<@StringLength(max = 8) String, @StringLength(max = 12) String> attributes,
+            @ForAll @StringLength(max = 20) String error,
+            @ForAll boolean withReport,
+            @ForAll HealthReport.Kind kind,
+            @ForAll @StringLength(max = 30) String detail) {
+        var node = new PidNode(
+                pid,
+                state,
+                new Epoch(epoch),
+                session,
+                new PidNode.AccountPayload(quota, allowance, new SealedSecret(keyId, sealed(sealedTail)), attributes),
+                error,
+                withReport ? new HealthReport(kind, detail) : null);
+        assertThat(node.encode()).isEqualTo(streamEncoded(node));
+        assertThat(PidNode.decode(node.encode())).isEqualTo(node);
+    }
+
+    private static byte[] sealed(byte[] tail) {
+        byte[] sealed = new byte[tail.length + 1];
+        System.arraycopy(tail, 0, sealed, 1, tail.length);
+        return sealed;
+    }
+
+    private static byte[] streamEncoded(PidNode node) {
+        var bytes = new java.io.ByteArrayOutputStream();
+        try (var out = new java.io.DataOutputStream(bytes)) {
+            out.writeByte('P');
+            out.writeByte(node.report() == null ? 1 : 2);
+            writeString(out, node.pidId());
+            out.writeByte(node.state().ordinal());
+            out.writeLong(node.epoch().value());
+            out.writeLong(node.ownerSessionId());
+            out.writeLong(node.account().monthlyQuota());
+            out.writeLong(node.account().overageAllowance());
+            writeString(out, node.account().secret().keyId());
+            byte[] sealed = node.account().secret().sealed();
+            out.writeInt(sealed.length);
+            out.write(sealed);
+            out.writeInt(node.account().attributes().size());
+            for (var e : new java.util.TreeMap<>(node.account().attributes()).entrySet()) {
+                writeString(out, e.getKey());
+                writeString(out, e.getValue());
+            }
+            writeString(out, node.error());
+            if (node.report() != null) {
+                out.writeByte(node.report().kind().ordinal());
+                writeString(out, node.report().detail());
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void writeString(java.io.DataOutputStream out, String value) throws java.io.IOException {
+        byte[] utf8 = value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        out.writeInt(utf8.length);
+        out.write(utf8);
     }
 
     @Test

@@ -29,10 +29,13 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -101,6 +104,10 @@ final class LeaderTerm {
      * clock, so that preemption by other processes and GC pauses do not space passes out.
      */
     private final io.pidpool.core.port.Ticker work;
+    /** Outcomes of sent intents, queued by the writer's completions for {@link #settleOutcomes}. */
+    private final Queue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+    /** Whether a {@link #settleOutcomes} task is scheduled and has not started draining yet. */
+    private final AtomicBoolean settling = new AtomicBoolean();
 
     private FenceToken token;
     private FencedWriter writer;
@@ -582,15 +589,32 @@ final class LeaderTerm {
                             TimeUnit.NANOSECONDS);
         }
         Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
-        Reconciler.Decision decision = reconciler.decide(
-                ctx.view(),
-                db,
-                state,
-                policy,
-                token.epoch(),
-                grace.toNanos(),
-                now,
-                rowsLoaded ? scope : scope.withoutRows());
+        // Streamed: each intent goes to the writer as soon as the pass has decided it (a full multi-op
+        // leaves at once), so ZooKeeper and the instances work on the first adds while this thread still
+        // decides the rest (a term's first pass at 100,000 PIDs decides for a second). The bookkeeping
+        // learns of them after the pass, so that the pass decides against the state it started with;
+        // their outcomes come back through this serial executor, hence after that.
+        List<Intent> sent = new ArrayList<>();
+        Reconciler.Decision decision;
+        try {
+            decision = reconciler.decide(
+                    ctx.view(),
+                    db,
+                    state,
+                    policy,
+                    token.epoch(),
+                    grace.toNanos(),
+                    now,
+                    rowsLoaded ? scope : scope.withoutRows(),
+                    intent -> {
+                        sent.add(intent);
+                        send(intent);
+                    });
+        } finally {
+            // also if the pass failed half-way: what was sent is in flight, and leaves now
+            issued(sent);
+            writer.flush();
+        }
         long decided = ctx.ticker().read();
         long decideCost = work.read() - work0;
         if (full) {
@@ -603,10 +627,6 @@ final class LeaderTerm {
         }
         decision.alerts().forEach(ctx.alerts()::alert);
         alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
-        for (Intent intent : decision.intents()) {
-            submit(intent);
-        }
-        writer.flush();
         long flushed = ctx.ticker().read();
         try {
             writeDatabase(decision);
@@ -672,12 +692,47 @@ final class LeaderTerm {
         }
     }
 
-    /** Sends one decided write; its outcome comes back to the serial executor. */
-    void submit(Intent intent) {
-        state.replay(new LeaderRecord.WriteIssued(intent));
-        log.debug("{}", intent);
-        writer.submit(intent.writes())
-                .whenCompleteAsync((results, error) -> settled(intent, results, error), ctx.serial());
+    /**
+     * Hands one decided write to the writer (which sends it with the next full multi-op, or on
+     * {@link FencedWriter#flush()}); its outcome comes back to the serial executor, so {@link
+     * #settled} runs after the task that sent it, which records it as issued before it ends.
+     *
+     * <p>Outcomes are queued in the order they complete and settled by one serial task per burst (a
+     * multi-op completes up to 200 units at once), not one task each: a term's first pass settles
+     * 100,000 adds.
+     */
+    private void send(Intent intent) {
+        if (log.isDebugEnabled()) {
+            log.debug("{}", intent);
+        }
+        writer.submit(intent.writes()).whenComplete((results, error) -> {
+            outcomes.add(new Outcome(intent, results, error));
+            if (settling.compareAndSet(false, true)) {
+                ctx.serial().execute(this::settleOutcomes);
+            }
+        });
+    }
+
+    private record Outcome(Intent intent, List<WriteResult> results, Throwable error) {}
+
+    /** On the serial executor: settles every outcome queued so far, in order. */
+    private void settleOutcomes() {
+        settling.set(false); // an outcome queued from now on schedules another run
+        Outcome outcome;
+        while ((outcome = outcomes.poll()) != null) {
+            try {
+                settled(outcome.intent(), outcome.results(), outcome.error());
+            } catch (RuntimeException e) {
+                log.error("settling {} failed", outcome.intent(), e);
+            }
+        }
+    }
+
+    /** The bookkeeping's part of sending: the intents' paths and PIDs are in flight until settled. */
+    private void issued(List<Intent> intents) {
+        for (Intent intent : intents) {
+            state.replay(new LeaderRecord.WriteIssued(intent));
+        }
     }
 
     private void settled(Intent intent, List<WriteResult> results, Throwable error) {

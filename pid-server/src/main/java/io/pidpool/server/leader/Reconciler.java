@@ -20,27 +20,33 @@ import io.pidpool.server.leader.PlacementPolicy.ModuleInput;
 import io.pidpool.server.zk.ZkWrite;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.AbstractSet;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import org.apache.zookeeper.CreateMode;
 
 /**
  * One level-triggered reconciliation pass: compares the database view, the ZooKeeper view and the
  * leader's bookkeeping, and decides the writes that bring ZooKeeper where the database and the
- * placement policy want it. It performs no I/O: it returns {@link Intent}s, database row changes and
- * alerts, and changes {@link LeaderState} only through {@link LeaderState#replay} of the records it
- * emits.
+ * placement policy want it. It performs no I/O: it returns {@link Intent}s (and may hand each to a
+ * sink as soon as it is decided, which sends it), database row changes and alerts, and changes
+ * {@link LeaderState} only through {@link LeaderState#replay} of the records it emits.
  *
  * <p>Order within a pass: housekeeping of existing nodes (acks, failures, repairs, updates) and
- * handshakes, then the placement's revokes and releases, then its adds. An add is written only when
+ * handshakes, then the placement's revokes and releases, then its adds (a new instance's handshake
+ * directly before its share). An add is written only when
  * the leader's own view proves the PID free: no node of it anywhere in the tree except DELETED ones,
  * and no write about it in flight. Together with "delete first, then add" this is the exclusive-hold
  * rule of DESIGN §6 on the leader's side; a node of a departed instance is deleted (released) only
@@ -89,6 +95,64 @@ final class Reconciler {
         }
     }
 
+    /**
+     * Distinct ids in their natural order, as a read-only set over one sorted array: what a {@code
+     * TreeSet} would hold and iterate, built with one sort instead of a tree insertion per id (the
+     * placement's input lists every desired PID, 100,000 at scale, on every placement).
+     */
+    static final class SortedIds extends AbstractSet<String> {
+        private final String[] ids;
+
+        private SortedIds(String[] ids) {
+            this.ids = ids;
+        }
+
+        /** @param distinct ids without duplicates, in any order */
+        static Set<String> of(Collection<String> distinct) {
+            String[] ids = distinct.toArray(new String[0]);
+            Arrays.sort(ids);
+            return new SortedIds(ids);
+        }
+
+        @Override
+        public Iterator<String> iterator() {
+            return Collections.unmodifiableList(Arrays.asList(ids)).iterator();
+        }
+
+        @Override
+        public int size() {
+            return ids.length;
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            return o instanceof String id && Arrays.binarySearch(ids, id) >= 0;
+        }
+
+        @Override
+        public Object[] toArray() {
+            return ids.clone();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> T[] toArray(T[] a) {
+            if (a.length < ids.length) {
+                return (T[]) Arrays.copyOf(ids, ids.length, a.getClass());
+            }
+            System.arraycopy(ids, 0, a, 0, ids.length);
+            if (a.length > ids.length) {
+                a[ids.length] = null;
+            }
+            return a;
+        }
+    }
+
+    /** A live, ready instance that may get adds in this pass: its session and its pids node. */
+    private record AddTarget(long sessionId, String pidsPath) {
+        static final AddTarget NONE = new AddTarget(0, "");
+    }
+
     private final ZkLayout layout;
     private final LeaderSettings settings;
     private final Clock clock;
@@ -118,15 +182,46 @@ final class Reconciler {
             long graceNanos,
             long now,
             Scope scope) {
-        var pass = new Pass(view, db, state, epoch, graceNanos, now, scope);
+        return decide(view, db, state, policy, epoch, graceNanos, now, scope, intent -> {});
+    }
+
+    /**
+     * Decides one pass and hands each intent to {@code sink} as soon as its place in the sending order
+     * is final, so that the writes of a big pass (a first pass at 100,000 PIDs decides 100,000 adds)
+     * leave while the rest is still being decided. The sink receives exactly the intents of
+     * {@link Decision#intents()}, in that order; if the pass throws half-way, it has received a prefix
+     * of them.
+     *
+     * <p>The order guarantees (DESIGN §5–§6): everything decided before the placement's first add
+     * (housekeeping, handshakes, the placement's revokes and releases) is sent before any add; an
+     * instance handshaken in this pass gets its handshake directly before the first of its adds, so the
+     * pids node, its path and the share mostly travel in one multi-op; a handshake without adds in this
+     * pass is sent before the placement's steps (or, if its adds were all refused, at the end).
+     *
+     * <p>The sink must not change {@code state}: the pass decides against the bookkeeping as it was at
+     * its start (plus the records it emits itself), exactly as without a sink; the caller records the
+     * intents as issued after the pass ({@link LeaderRecord.WriteIssued}).
+     */
+    Decision decide(
+            ZkView view,
+            DbView db,
+            LeaderState state,
+            PlacementPolicy policy,
+            Epoch epoch,
+            long graceNanos,
+            long now,
+            Scope scope,
+            Consumer<Intent> sink) {
+        var pass = new Pass(view, db, state, epoch, graceNanos, now, scope, sink);
         pass.departures();
         pass.cooldowns();
         pass.housekeeping();
         pass.handshakes();
         pass.place(policy);
         pass.rows();
+        pass.releaseHandshakes(null);
         return new Decision(
-                pass.ordered(),
+                pass.intents,
                 pass.rowUpserts,
                 pass.rowRemovals,
                 pass.pidUpdates,
@@ -150,17 +245,37 @@ final class Reconciler {
         final List<Cooldown> cooldownStarts = new ArrayList<>();
         final Set<String> cooldownEnds = new TreeSet<>();
         /** Paths and PIDs this pass already wrote to: one decision each per pass. */
-        final Set<String> touched = new HashSet<>();
+        Set<String> touched = new HashSet<>();
+
+        Set<String> touchedPids = new HashSet<>();
+        /** {@link #addTarget}, per instance. */
+        final Map<InstanceKey, AddTarget> addTargets = new HashMap<>();
         /** PIDs whose database row this pass changes. */
         final Set<String> updatedPids = new HashSet<>();
         /** Instances whose handshake this pass writes (their adds may follow it in the same pass). */
         final Set<InstanceKey> handshaking = new HashSet<>();
+        /**
+         * Handshakes decided but not sent yet, in decision order: each waits for the first add of its
+         * instance (see {@link #decided}).
+         */
+        final Map<InstanceKey, Intent> heldHandshakes = new LinkedHashMap<>();
+        /** Receives each intent when its place in the sending order is final. */
+        final Consumer<Intent> sink;
 
         Set<InstanceKey> holders;
         final Scope scope;
 
-        Pass(ZkView view, DbView db, LeaderState state, Epoch epoch, long grace, long now, Scope scope) {
+        Pass(
+                ZkView view,
+                DbView db,
+                LeaderState state,
+                Epoch epoch,
+                long grace,
+                long now,
+                Scope scope,
+                Consumer<Intent> sink) {
             this.scope = scope;
+            this.sink = sink;
             this.view = view;
             this.db = db;
             this.state = state;
@@ -174,34 +289,41 @@ final class Reconciler {
         }
 
         /**
-         * The intents in the order they are to be sent: as decided, except that the adds of an
-         * instance handshaken in this pass follow its handshake directly, so that the pids path and the
-         * share mostly travel in the same multi-op and the SDK, pointed at the node, lists the whole
-         * share at once. (Only the order of writes about different PIDs changes: each PID has at most
-         * one decision per pass.)
+         * An intent was decided: it is sent at once, except a handshake, which waits for its instance's
+         * first add (then the pids node, its path and the share mostly travel in the same multi-op and
+         * the SDK, pointed at the node, lists the whole share at once) or for {@link
+         * #releaseHandshakes}. Everything decided before the placement's adds is thereby sent before
+         * them ("delete first, then add"); only the order of writes about different paths and PIDs
+         * changes (each has at most one decision per pass).
          */
-        List<Intent> ordered() {
-            if (handshaking.isEmpty()) {
-                return intents;
+        void decided(Intent intent) {
+            if (intent.kind() == Intent.Kind.HANDSHAKE) {
+                heldHandshakes.put(intent.holder(), intent);
+                return;
             }
-            Map<InstanceKey, List<Intent>> shares = new HashMap<>();
-            for (Intent intent : intents) {
-                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
-                    shares.computeIfAbsent(intent.holder(), k -> new ArrayList<>())
-                            .add(intent);
+            if (intent.kind() == Intent.Kind.ADD && !heldHandshakes.isEmpty()) {
+                Intent handshake = heldHandshakes.remove(intent.holder());
+                if (handshake != null) {
+                    send(handshake);
                 }
             }
-            List<Intent> ordered = new ArrayList<>(intents.size());
-            for (Intent intent : intents) {
-                if (intent.kind() == Intent.Kind.ADD && handshaking.contains(intent.holder())) {
-                    continue;
-                }
-                ordered.add(intent);
-                if (intent.kind() == Intent.Kind.HANDSHAKE) {
-                    ordered.addAll(shares.getOrDefault(intent.holder(), List.of()));
+            send(intent);
+        }
+
+        /** Sends the held handshakes, except those of {@code keep} (instances about to get adds). */
+        void releaseHandshakes(Set<InstanceKey> keep) {
+            for (var it = heldHandshakes.values().iterator(); it.hasNext(); ) {
+                Intent handshake = it.next();
+                if (keep == null || !keep.contains(handshake.holder())) {
+                    it.remove();
+                    send(handshake);
                 }
             }
-            return ordered;
+        }
+
+        private void send(Intent intent) {
+            intents.add(intent);
+            sink.accept(intent);
         }
 
         // ---------------------------------------------------------------- departures
@@ -601,14 +723,14 @@ final class Reconciler {
                     return false;
                 }
             }
-            if (pid != null && (touched.contains("pid:" + pid) || state.pidInFlight(pid))) {
+            if (pid != null && (touchedPids.contains(pid) || state.pidInFlight(pid))) {
                 return false;
             }
             writes.forEach(w -> touched.add(w.path()));
             if (pid != null) {
-                touched.add("pid:" + pid);
+                touchedPids.add(pid);
             }
-            intents.add(new Intent(kind, holder, pid, writes, deleted, why));
+            decided(new Intent(kind, holder, pid, writes, deleted, why));
             return true;
         }
 
@@ -679,24 +801,33 @@ final class Reconciler {
             }
             Set<ModuleKey> modules = new TreeSet<>(db.moduleKeys());
             modules.addAll(view.modules());
-            Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            Map<ModuleKey, List<String>> wantedIds = new HashMap<>();
             Map<ModuleKey, Map<String, Long>> cooling = new HashMap<>();
+            ModuleKey lastModule = null;
+            List<String> lastIds = null;
             for (PidAccount account : db.pids().values()) {
                 // a PID in cooldown is desired but cooling: the planner itself sees it as unassignable
                 boolean wanted = account.status().assignable() || account.status() == PidStatus.COOLDOWN;
                 if (wanted && !state.backingOff(account.id(), now)) {
-                    desired.computeIfAbsent(account.module(), k -> new TreeSet<>())
-                            .add(account.id());
                     Long until = state.cooldowns().get(account.id());
                     if (until != null) {
                         cooling.computeIfAbsent(account.module(), k -> new HashMap<>())
                                 .put(account.id(), until);
                     } else if (account.status() == PidStatus.COOLDOWN) {
                         // its cooldown ended in this pass; ACTIVE is written after the pass
-                        desired.get(account.module()).remove(account.id());
+                        wantedIds.computeIfAbsent(account.module(), k -> new ArrayList<>());
+                        continue;
                     }
+                    if (!account.module().equals(lastModule)) {
+                        lastModule = account.module();
+                        lastIds = wantedIds.computeIfAbsent(lastModule, k -> new ArrayList<>());
+                    }
+                    lastIds.add(account.id());
                 }
             }
+            // sorted as a TreeSet would be (the planner keeps its input's order), by one sort per module
+            Map<ModuleKey, Set<String>> desired = new HashMap<>();
+            wantedIds.forEach((module, ids) -> desired.put(module, SortedIds.of(ids)));
             Map<InstanceKey, Map<String, PidState>> pending = new HashMap<>();
             for (Intent add : state.addsInFlight().values()) {
                 pending.computeIfAbsent(add.holder(), k -> new TreeMap<>()).put(add.pid(), PidState.ADDING);
@@ -774,6 +905,22 @@ final class Reconciler {
                     emit(new LeaderRecord.AlertCleared(key));
                 }
             }
+            int steps = placement.steps().size();
+            if (steps > 1024) {
+                // sized once for what the steps may touch, instead of growing (rehashing) step by step
+                touched = resized(touched, steps);
+                touchedPids = resized(touchedPids, steps);
+            }
+            if (!heldHandshakes.isEmpty()) {
+                // handshakes that no add of this placement follows go now, before its revokes
+                Set<InstanceKey> sharing = new HashSet<>();
+                for (PlacementPolicy.Step step : placement.steps()) {
+                    if (step instanceof PlacementPolicy.Add add) {
+                        sharing.add(new InstanceKey(add.module(), add.instance()));
+                    }
+                }
+                releaseHandshakes(sharing);
+            }
             for (PlacementPolicy.Step step : placement.steps()) {
                 if (step instanceof PlacementPolicy.Revoke revoke) {
                     applyRevoke(revoke);
@@ -799,6 +946,12 @@ final class Reconciler {
                     }
                 }
             }
+        }
+
+        private static Set<String> resized(Set<String> set, int more) {
+            Set<String> bigger = new HashSet<>((int) ((set.size() + more) / 0.75f) + 1);
+            bigger.addAll(set);
+            return bigger;
         }
 
         PidState liveState(ZkView.PidEntry entry, long session) {
@@ -840,7 +993,6 @@ final class Reconciler {
         }
 
         void applyAdd(PlacementPolicy.Add step) {
-            InstanceKey key = new InstanceKey(step.module(), step.instance());
             String pid = step.pid();
             PidAccount account = db.pid(pid);
             if (account == null
@@ -849,17 +1001,15 @@ final class Reconciler {
                     || !state.offerable(pid, now)) {
                 return;
             }
-            ZkView.InstanceEntry instance = live(key);
-            if (instance == null || instance.sessionId() != step.sessionId() || !ready(key)) {
+            InstanceKey key = new InstanceKey(step.module(), step.instance());
+            AddTarget target = addTarget(key);
+            if (target == null || target.sessionId() != step.sessionId()) {
                 return;
             }
-            if (state.draining(key, now, settings.ackTimeout().toNanos())) {
-                return; // it is closing: whatever it gets now would wait for the grace period
-            }
-            if (state.pidInFlight(pid) || touched.contains("pid:" + pid)) {
+            if (state.pidInFlight(pid) || touchedPids.contains(pid)) {
                 return;
             }
-            String path = layout.pid(step.module(), step.instance(), pid);
+            String path = ZkLayout.pid(target.pidsPath(), pid);
             ZkView.PidEntry replaced = null;
             for (ZkView.PidEntry other : view.nodesOf(pid)) {
                 boolean deleted = other.node() != null && other.node().state() == PidState.DELETED;
@@ -870,16 +1020,43 @@ final class Reconciler {
                     replaced = other;
                 }
             }
-            PidNode adding =
-                    PidNode.instruction(pid, PidState.ADDING, epoch, instance.sessionId(), DbView.payload(account));
-            List<ZkWrite> writes = new ArrayList<>();
-            Map<String, Long> deleted = new LinkedHashMap<>();
-            if (replaced != null) {
-                writes.add(new ZkWrite.Delete(path, replaced.entry().stat().version()));
-                deleted.put(path, replaced.entry().stat().czxid());
+            byte[] adding = PidNode.instruction(
+                            pid, PidState.ADDING, epoch, target.sessionId(), DbView.payload(account))
+                    .encode();
+            ZkWrite create = new ZkWrite.Create(path, adding, CreateMode.PERSISTENT);
+            if (replaced == null) {
+                write(Intent.Kind.ADD, key, pid, List.of(create), Map.of(), "placement");
+            } else {
+                write(
+                        Intent.Kind.ADD,
+                        key,
+                        pid,
+                        List.of(new ZkWrite.Delete(path, replaced.entry().stat().version()), create),
+                        Map.of(path, replaced.entry().stat().czxid()),
+                        "placement");
             }
-            writes.add(new ZkWrite.Create(path, adding.encode(), CreateMode.PERSISTENT));
-            write(Intent.Kind.ADD, key, pid, writes, deleted, "placement");
+        }
+
+        /**
+         * The instance as a target of adds in this pass, or {@code null} if it may get none: gone, its
+         * handshake neither done nor on its way ({@link #ready}), or closing (whatever it got now would
+         * wait for the grace period). Computed once per instance and pass: nothing it depends on
+         * changes during the placement (the view does not, and writes count as in flight only after
+         * the pass).
+         */
+        AddTarget addTarget(InstanceKey key) {
+            AddTarget target = addTargets.get(key);
+            if (target == null) {
+                ZkView.InstanceEntry instance = live(key);
+                target = instance == null
+                                || !ready(key)
+                                || state.draining(
+                                        key, now, settings.ackTimeout().toNanos())
+                        ? AddTarget.NONE
+                        : new AddTarget(instance.sessionId(), layout.pids(key.module(), key.instance()));
+                addTargets.put(key, target);
+            }
+            return target == AddTarget.NONE ? null : target;
         }
 
         // ---------------------------------------------------------------- database rows

@@ -7,10 +7,13 @@ import io.pidpool.core.error.PidPoolException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.CreateOptions;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.Op;
@@ -49,6 +52,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Concurrency: thread-safe. {@code lock} guards the queue, the in-flight count and the state;
+ * {@code sendOrder} makes taking a batch and handing it to ZooKeeper one step, so multi-ops leave in
+ * queue order whichever thread flushes;
  * ZooKeeper's event thread runs the callbacks. Futures are completed outside the lock, so callers
  * should attach their continuations with an executor of their own ({@code whenCompleteAsync}).
  */
@@ -71,12 +76,20 @@ public final class FencedWriter implements AutoCloseable {
     private static final class Unit {
         final List<ZkWrite> writes;
         final CompletableFuture<List<WriteResult>> future;
+        /** {@link ZkWrite#size()} summed once (a unit may be looked at by several takes). */
+        final int bytes;
+
         int cap;
 
         Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future, int cap) {
             this.writes = writes;
             this.future = future;
             this.cap = cap;
+            int sum = 0;
+            for (ZkWrite write : writes) {
+                sum += write.size();
+            }
+            this.bytes = sum;
         }
 
         List<ZkWrite> writes() {
@@ -100,6 +113,9 @@ public final class FencedWriter implements AutoCloseable {
     private final Consumer<PidPoolException> onFenced;
 
     private final Object lock = new Object();
+    /** Orders the sending of batches (see {@link #flush()}); taken before {@code lock}, never after. */
+    private final Object sendOrder = new Object();
+
     private final ArrayDeque<Unit> queue = new ArrayDeque<>();
     private int queuedOps;
     private int inFlight;
@@ -107,6 +123,9 @@ public final class FencedWriter implements AutoCloseable {
     private PidPoolException fencedBy;
 
     private final List<ACL> acl;
+    /** One per create mode (immutable; built once instead of once per create). */
+    private final Map<CreateMode, CreateOptions> createOptions = new ConcurrentHashMap<>();
+
     private final AtomicLong multisSent = new AtomicLong();
     private final AtomicLong opsSent = new AtomicLong();
     private final AtomicLong resends = new AtomicLong();
@@ -173,12 +192,9 @@ public final class FencedWriter implements AutoCloseable {
      * a full multi-op is queued.
      */
     public CompletableFuture<List<WriteResult>> submit(List<ZkWrite> writes) {
-        requireArgument(
-                !writes.isEmpty() && writes.size() < maxOpsPerMulti,
-                "writes",
-                "a unit has 1..%d writes, got %d",
-                maxOpsPerMulti - 1,
-                writes.size());
+        if (writes.isEmpty() || writes.size() >= maxOpsPerMulti) { // not boxed per unit when it holds
+            requireArgument(false, "writes", "a unit has 1..%d writes, got %d", maxOpsPerMulti - 1, writes.size());
+        }
         var unit = new Unit(List.copyOf(writes), new CompletableFuture<>(), maxOpsPerMulti);
         boolean full;
         synchronized (lock) {
@@ -199,6 +215,16 @@ public final class FencedWriter implements AutoCloseable {
     /** Sends queued units, as many multi-ops as the in-flight limit allows; the rest follow as answers arrive. */
     public void flush() {
         List<Completion> completions = new ArrayList<>();
+        // Held from taking a batch until ZooKeeper has queued it: the submitting thread and ZooKeeper's
+        // event thread (flushing when a multi-op completes) may flush at once, and without it a later
+        // batch could be queued before an earlier one (e.g. a share before its handshake).
+        synchronized (sendOrder) {
+            sendQueued(completions);
+        }
+        complete(completions);
+    }
+
+    private void sendQueued(List<Completion> completions) {
         while (true) {
             List<Unit> batch;
             ZooKeeper zk;
@@ -226,7 +252,6 @@ public final class FencedWriter implements AutoCloseable {
             }
             send(zk, batch);
         }
-        complete(completions);
     }
 
     private List<Unit> takeBatchLocked() {
@@ -237,7 +262,7 @@ public final class FencedWriter implements AutoCloseable {
         while (!queue.isEmpty()) {
             Unit next = queue.peekFirst();
             int unitOps = next.writes().size();
-            int unitBytes = next.writes().stream().mapToInt(ZkWrite::size).sum();
+            int unitBytes = next.bytes;
             int capWith = Math.min(cap, next.cap);
             if (!batch.isEmpty() && (ops + unitOps > capWith || bytes + unitBytes > maxBytesPerMulti)) {
                 break;
@@ -274,7 +299,8 @@ public final class FencedWriter implements AutoCloseable {
         String path = prefix + write.path();
         if (write instanceof ZkWrite.Create c) {
             return Op.create(
-                    path, c.data(), CreateOptions.newBuilder(acl, c.mode()).build());
+                    path, c.data(), createOptions.computeIfAbsent(c.mode(), mode -> CreateOptions.newBuilder(acl, mode)
+                            .build()));
         } else if (write instanceof ZkWrite.SetData s) {
             return Op.setData(path, s.data(), s.version());
         } else if (write instanceof ZkWrite.Delete d) {

@@ -91,6 +91,35 @@ class FencedWriterIT {
         assertThat(fenced).isEmpty();
     }
 
+    /**
+     * Units reach ZooKeeper in the order they were submitted, also while the submitting thread and
+     * ZooKeeper's event thread (sending the next multi-op when one completes) flush at the same time,
+     * as a streamed pass does: the creates' zxids follow the submission order.
+     */
+    @Test
+    void unitsAreAppliedInSubmissionOrderWhileCompletionsFlushConcurrently() throws Exception {
+        FenceToken token = EpochFence.bump(client, "/epoch");
+        FencedWriter writer =
+                new FencedWriter(() -> ZkSupport.zooKeeper(client), NS, "/epoch", token, 200, 8, fenced::add);
+        int units = 40_000;
+        List<CompletableFuture<List<WriteResult>>> futures = new ArrayList<>();
+        for (int i = 0; i < units; i++) {
+            futures.add(writer.submit(List.of(ZkWrite.persistent(root + "/n" + i, bytes("v")))));
+            if (i % 64 == 0) {
+                Thread.onSpinWait(); // let completions arrive while submitting goes on
+            }
+        }
+        writer.flush();
+        long previous = -1;
+        for (int i = 0; i < units; i++) {
+            long czxid = join(futures.get(i)).get(0).stat().czxid();
+            // one multi-op is one transaction: its units share a zxid
+            assertThat(czxid).as("unit %d applied before unit %d", i, i - 1).isGreaterThanOrEqualTo(previous);
+            previous = czxid;
+        }
+        assertThat(fenced).isEmpty();
+    }
+
     @Test
     void aNewerEpochFencesTheOldWriterOffAndNothingIsWritten() throws Exception {
         FenceToken old = EpochFence.bump(client, "/epoch");
