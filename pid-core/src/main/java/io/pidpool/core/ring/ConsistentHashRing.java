@@ -262,11 +262,19 @@ public final class ConsistentHashRing {
     private static void validate(String member, Integer virtualNodes) {
         Names.requireToken(member, "member");
         requireArgument(
-                virtualNodes != null && virtualNodes >= 1 && virtualNodes <= MAX_VIRTUAL_NODES,
+                virtualNodes != null, "virtualNodes", "virtualNodes must be in 1..%d, was null", MAX_VIRTUAL_NODES);
+        requireVirtualNodes(virtualNodes);
+    }
+
+    /** Checks a member's virtual node count ({@code 1..}{@value #MAX_VIRTUAL_NODES}) and returns it. */
+    public static int requireVirtualNodes(int virtualNodes) {
+        requireArgument(
+                virtualNodes >= 1 && virtualNodes <= MAX_VIRTUAL_NODES,
                 "virtualNodes",
-                "virtualNodes must be in 1..%d, was %s",
+                "virtualNodes must be in 1..%d, was %d",
                 MAX_VIRTUAL_NODES,
                 virtualNodes);
+        return virtualNodes;
     }
 
     private static void requireSlot(long slot) {

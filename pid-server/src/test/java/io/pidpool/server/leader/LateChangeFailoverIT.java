@@ -50,12 +50,11 @@ class LateChangeFailoverIT {
      */
     @Test
     void aChangeJustBeforeTheElectionIsInTheViewOfTheFirstPass() throws Exception {
-        List<String> pids = cluster.addPids(A, 2, "w", 40);
-        PidPoolNode old = cluster.startNode("s1");
-        await().atMost(Duration.ofSeconds(40)).until(old::isLeader);
-        SimulatedInstance first = cluster.startInstance(A);
-        SimulatedInstance second = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
+        TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "w", 40, b -> b);
+        List<String> pids = settled.pids();
+        PidPoolNode old = settled.leader();
+        SimulatedInstance first = settled.first();
+        SimulatedInstance second = settled.second();
         Epoch oldEpoch = old.epoch();
 
         CuratorFramework admin = ZkTestSupport.client(cluster.zk.connectString(), TestCluster.LAYOUT.namespace());

@@ -31,12 +31,11 @@ class ProvenViewFailoverIT {
 
     @Test
     void aFollowerThatFollowedEverythingSkipsTheScanAndMovesNothing() throws Exception {
-        List<String> pids = cluster.addPids(A, 2, "p", 30);
-        PidPoolNode old = cluster.startNode("s1");
-        await().atMost(Duration.ofSeconds(40)).until(old::isLeader);
-        SimulatedInstance first = cluster.startInstance(A);
-        SimulatedInstance second = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
+        TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "p", 30, b -> b);
+        List<String> pids = settled.pids();
+        PidPoolNode old = settled.leader();
+        SimulatedInstance first = settled.first();
+        SimulatedInstance second = settled.second();
         PidPoolNode successor = cluster.startNode("s2");
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size());
@@ -52,12 +51,11 @@ class ProvenViewFailoverIT {
 
     @Test
     void aFollowerWhoseConnectionWasInterruptedScans() throws Exception {
-        List<String> pids = cluster.addPids(A, 2, "q", 30);
-        PidPoolNode old = cluster.startNode("s1");
-        await().atMost(Duration.ofSeconds(40)).until(old::isLeader);
-        SimulatedInstance first = cluster.startInstance(A);
-        SimulatedInstance second = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
+        TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "q", 30, b -> b);
+        List<String> pids = settled.pids();
+        PidPoolNode old = settled.leader();
+        SimulatedInstance first = settled.first();
+        SimulatedInstance second = settled.second();
         // its rescan after the reconnection would come only after the election
         PidPoolNode successor = cluster.startNode("s2", b -> b.rescanDelay(Duration.ofMinutes(5)));
         await().atMost(Duration.ofSeconds(40))

@@ -36,12 +36,11 @@ class WarmAccountsFailoverIT {
     void aStaleWarmCopyIsBroughtUpToDateBeforeTheFirstPass() throws Exception {
         LeaderSettings rareReloads = TestCluster.settings()
                 .withIntervals(Duration.ofMinutes(10), Duration.ofSeconds(2), Duration.ofMillis(200));
-        List<String> pids = cluster.addPids(A, 2, "w", 12);
-        PidPoolNode old = cluster.startNode("s1", b -> b.settings(rareReloads));
-        await().atMost(Duration.ofSeconds(40)).until(old::isLeader);
-        SimulatedInstance first = cluster.startInstance(A);
-        SimulatedInstance second = cluster.startInstance(A);
-        await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
+        TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "w", 12, b -> b.settings(rareReloads));
+        List<String> pids = settled.pids();
+        PidPoolNode old = settled.leader();
+        SimulatedInstance first = settled.first();
+        SimulatedInstance second = settled.second();
 
         // loaded once at start, then (for a day) never again
         PidPoolNode successor =

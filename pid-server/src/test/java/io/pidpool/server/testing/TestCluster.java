@@ -1,6 +1,7 @@
 package io.pidpool.server.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.ModuleConfig;
@@ -106,6 +107,24 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
         nodes.add(node);
         node.start();
         return node;
+    }
+
+    /** What {@link #leaderWithTwoInstances} started. */
+    public record Settled(List<String> pids, PidPoolNode leader, SimulatedInstance first, SimulatedInstance second) {}
+
+    /**
+     * {@code count} PIDs of {@code module} (2 servers), node {@code s1} as the leader and two instances
+     * holding them all, settled: the start of every failover test.
+     */
+    public Settled leaderWithTwoInstances(
+            ModuleKey module, String prefix, int count, UnaryOperator<PidPoolNode.Builder> customize) {
+        List<String> pids = addPids(module, 2, prefix, count);
+        PidPoolNode leader = startNode("s1", customize);
+        await().atMost(Duration.ofSeconds(40)).until(leader::isLeader);
+        SimulatedInstance first = startInstance(module);
+        SimulatedInstance second = startInstance(module);
+        await().atMost(Duration.ofSeconds(40)).until(() -> settled(module, pids));
+        return new Settled(pids, leader, first, second);
     }
 
     public SimulatedInstance startInstance(ModuleKey module) {

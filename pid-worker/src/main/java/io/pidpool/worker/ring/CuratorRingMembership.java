@@ -75,12 +75,7 @@ public final class CuratorRingMembership implements RingMembership {
         requireNonNull(client, "curator");
         Names.requireToken(group, "group");
         Names.requireToken(memberId, "memberId");
-        requireArgument(
-                virtualNodes >= 1 && virtualNodes <= ConsistentHashRing.MAX_VIRTUAL_NODES,
-                "virtualNodes",
-                "virtualNodes must be in 1..%d, was %d",
-                ConsistentHashRing.MAX_VIRTUAL_NODES,
-                virtualNodes);
+        ConsistentHashRing.requireVirtualNodes(virtualNodes);
         requireNonNull(types, "types");
         requireArgument(!types.isEmpty(), "types", "a worker advertises at least one task type");
         for (String t : types) {

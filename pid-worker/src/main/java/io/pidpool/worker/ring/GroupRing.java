@@ -1,6 +1,5 @@
 package io.pidpool.worker.ring;
 
-import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.ring.ConsistentHashRing;
@@ -42,12 +41,7 @@ public final class GroupRing {
     /** What a member advertises: its virtual node count and the task types it runs. */
     public record Member(int virtualNodes, Set<String> types) {
         public Member {
-            requireArgument(
-                    virtualNodes >= 1 && virtualNodes <= ConsistentHashRing.MAX_VIRTUAL_NODES,
-                    "virtualNodes",
-                    "virtualNodes must be in 1..%d, was %d",
-                    ConsistentHashRing.MAX_VIRTUAL_NODES,
-                    virtualNodes);
+            ConsistentHashRing.requireVirtualNodes(virtualNodes);
             types = Collections.unmodifiableSet(new TreeSet<>(requireNonNull(types, "types")));
         }
 

@@ -41,12 +41,7 @@ public record WorkerConfig(
         Duration shutdownTimeout) {
 
     public WorkerConfig {
-        requireArgument(
-                virtualNodes >= 1 && virtualNodes <= ConsistentHashRing.MAX_VIRTUAL_NODES,
-                "virtualNodes",
-                "virtualNodes must be in 1..%d, was %d",
-                ConsistentHashRing.MAX_VIRTUAL_NODES,
-                virtualNodes);
+        ConsistentHashRing.requireVirtualNodes(virtualNodes);
         requireArgument(
                 batchSize >= 1 && batchSize <= 1000, "batchSize", "batchSize must be in 1..1000, was %d", batchSize);
         requireArgument(

@@ -29,18 +29,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * so none fails for want of a handler, and a type nobody runs waits PENDING without using attempts.
  */
 class WorkerTypesIT {
-    static final WorkerConfig CONFIG = WorkerConfig.builder()
-            .virtualNodes(64)
-            .batchSize(50)
-            .concurrency(2)
-            .pollInterval(Duration.ofMillis(200))
-            .lease(Duration.ofSeconds(4))
-            .handlerTimeout(Duration.ofSeconds(2))
-            .retryBackoff(Duration.ofMillis(100))
-            .reapInterval(Duration.ofMillis(500))
-            .backlogInterval(Duration.ofSeconds(1))
-            .shutdownTimeout(Duration.ofSeconds(3))
-            .build();
+    static final WorkerConfig CONFIG =
+            WorkerRingIT.CONFIG.toBuilder().virtualNodes(64).build();
 
     static ZooKeeperFixture zk;
 
