@@ -11,25 +11,18 @@ import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.StackTraceElementProxy;
 import ch.qos.logback.core.read.ListAppender;
 import io.pidpool.client.testing.FakeLeader;
-import io.pidpool.client.testing.RecordingListener;
 import io.pidpool.client.testing.RecordingListener.Kind;
-import io.pidpool.client.testing.SdkHarness;
-import io.pidpool.client.testing.TestZooKeeper;
+import io.pidpool.client.testing.SdkIT;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
 import io.pidpool.core.secret.SecretSealer;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -39,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * SecretSealer} open in the SDK; a wrong or unknown key is reported in the node; no password and no
  * key reaches a log line (every SDK logger at DEBUG while the test runs).
  */
-class PidClientSecretKeysIT {
+class PidClientSecretKeysIT extends SdkIT {
     private static final byte[] RAW_1 = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] RAW_2 = "fedcba9876543210".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] RAW_WRONG = "a wrong key, but 32 bytes long!!".getBytes(StandardCharsets.US_ASCII);
@@ -47,43 +40,24 @@ class PidClientSecretKeysIT {
     private static final String KEY_2 = Base64.getEncoder().encodeToString(RAW_2);
     private static final String KEY_WRONG = Base64.getEncoder().encodeToString(RAW_WRONG);
 
-    private static TestingServer zookeeper;
-
-    private SdkHarness harness;
-    private FakeLeader leader;
-    private RecordingListener listener;
     private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
     private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     private final Logger sdk = (Logger) LoggerFactory.getLogger("io.pidpool");
     private Level sdkLevel;
 
-    @BeforeAll
-    static void startZooKeeper() {
-        zookeeper = TestZooKeeper.start();
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws IOException {
-        zookeeper.close();
-    }
-
+    /** After {@link SdkIT}'s set-up: every SDK logger at DEBUG, captured. */
     @BeforeEach
-    void setUp() {
+    void captureLogs() {
         logs.start();
         root.addAppender(logs);
         sdkLevel = sdk.getLevel();
         sdk.setLevel(Level.DEBUG);
-        harness = new SdkHarness(zookeeper.getConnectString());
-        leader = harness.leader();
-        listener = new RecordingListener();
     }
 
-    @AfterEach
-    void tearDown() {
-        harness.close();
+    @Override
+    protected void afterClose() {
         sdk.setLevel(sdkLevel);
         root.detachAppender(logs);
-        assertThat(listener.violations()).isEmpty();
     }
 
     private static AccountPayload sealedBy(SecretSealer sealer, String password) {

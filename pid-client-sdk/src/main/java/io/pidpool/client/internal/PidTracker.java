@@ -330,8 +330,8 @@ final class PidTracker {
     /** Decides the next step for one PID from its newest observation; the heart of the protocol. */
     private List<Action> reconcile(Entry e) {
         if ((closing || !granting) && e.held != null && e.inFlight == null) {
-            // also while our answer (ADDED/UPDATED) is in flight: in a partition its reply comes only
-            // once the session is gone, and the hold must end within the lease
+            // no listener call is running; also while our answer (ADDED/UPDATED) is pending: in a
+            // partition its reply comes only once the session is gone, and the hold must end within the lease
             return revoke(e, closing ? "the client is closing" : "the session is not provably alive");
         }
         if (!e.idle()) {
@@ -346,9 +346,7 @@ final class PidTracker {
             return List.of();
         }
         if (closing || !granting) {
-            if (e.held != null) {
-                return revoke(e, closing ? "the client is closing" : "the session is not provably alive");
-            }
+            // held PIDs were revoked above
             return closing && needsCloseWrite(e) ? closeWrite(e) : List.of();
         }
         if (v.mzxid() == e.staleMzxid) {

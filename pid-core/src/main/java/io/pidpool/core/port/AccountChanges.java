@@ -12,7 +12,8 @@ import java.util.Set;
  * ({@link PidRepository#changesSince(long)}): read in one transaction.
  *
  * @param version the account version now; equal to {@code since} if nothing changed
- * @param modules every module as it is now (modules are few: always sent whole)
+ * @param modules every module as it is now (modules are few: sent whole), none if nothing changed
+ *     (a module write bumps the version too)
  * @param changed the accounts inserted or updated after {@code since}, as they are now
  * @param removed the ids of accounts deleted after {@code since} that do not exist now
  */

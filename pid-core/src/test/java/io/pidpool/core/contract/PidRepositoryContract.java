@@ -230,6 +230,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         assertThat(before.pids()).extracting(PidAccount::id).containsExactlyInAnyOrder("kept", "changed", "deleted");
         assertThat(pids().changesSince(before.version())).hasValueSatisfying(none -> {
             assertThat(none.none()).isTrue();
+            assertThat(none.modules()).isEmpty();
             assertThat(none.changed()).isEmpty();
             assertThat(none.removed()).isEmpty();
         });

@@ -146,7 +146,8 @@ public final class InMemoryPidRepository implements PidRepository {
                     removed.add(id);
                 }
             }
-            return Optional.of(new AccountChanges(version, now, db.modules.valuesList(), changed, removed));
+            List<ModuleConfig> modules = version == now ? List.of() : db.modules.valuesList();
+            return Optional.of(new AccountChanges(version, now, modules, changed, removed));
         });
     }
 

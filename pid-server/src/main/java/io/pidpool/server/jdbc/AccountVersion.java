@@ -1,7 +1,6 @@
 package io.pidpool.server.jdbc;
 
 import java.util.Collection;
-import java.util.List;
 import org.jdbi.v3.core.Handle;
 
 /**
@@ -33,7 +32,11 @@ final class AccountVersion {
     }
 
     static State read(Handle h) {
-        return h.createQuery("SELECT version, pruned_below FROM pool_account_version WHERE id = 1")
+        return read(h, "");
+    }
+
+    private static State read(Handle h, String lock) {
+        return h.createQuery("SELECT version, pruned_below FROM pool_account_version WHERE id = 1" + lock)
                 .map((rs, ctx) -> new State(rs.getLong(1), rs.getLong(2)))
                 .one();
     }
@@ -41,7 +44,7 @@ final class AccountVersion {
     /** Logs that these PIDs changed in {@code version}. */
     static void logChanged(Handle h, long version, Collection<String> pidIds) {
         var rows = h.prepareBatch("INSERT INTO pool_account_change (change_version, pid_id) VALUES (:v, :id)");
-        for (String id : List.copyOf(pidIds)) {
+        for (String id : pidIds) {
             rows.bind("v", version).bind("id", id).add();
             if (rows.size() >= Rows.CHUNK) {
                 rows.execute();
@@ -58,9 +61,11 @@ final class AccountVersion {
      * the rows or the horizon that says they are gone.
      */
     static void prune(Handle h, long keep) {
-        State now = h.createQuery("SELECT version, pruned_below FROM pool_account_version WHERE id = 1 FOR UPDATE")
-                .map((rs, ctx) -> new State(rs.getLong(1), rs.getLong(2)))
-                .one();
+        State seen = read(h);
+        if (seen.version() - keep + 1 <= seen.prunedBelow()) {
+            return; // nothing to forget: the writers' lock is not taken
+        }
+        State now = read(h, " FOR UPDATE");
         long below = now.version() - keep + 1; // the newest keep versions stay
         if (below <= now.prunedBelow()) {
             return;

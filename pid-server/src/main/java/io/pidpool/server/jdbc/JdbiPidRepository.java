@@ -207,10 +207,10 @@ final class JdbiPidRepository implements PidRepository {
             if (version < 0 || version > now.version() || version + 1 < now.prunedBelow()) {
                 return Optional.empty(); // not a version of this store, or its log entries are pruned
             }
-            List<ModuleConfig> modules = JdbiModuleRepository.load(h, null);
-            if (version == now.version()) {
-                return Optional.of(new AccountChanges(version, version, modules, List.of(), Set.of()));
+            if (version == now.version()) { // the followers' poll: one read of the version row
+                return Optional.of(new AccountChanges(version, version, List.of(), List.of(), Set.of()));
             }
+            List<ModuleConfig> modules = JdbiModuleRepository.load(h, null);
             Set<String> ids = new TreeSet<>(
                     h.createQuery("SELECT DISTINCT pid_id FROM pool_account_change WHERE change_version > :v")
                             .bind("v", version)

@@ -64,6 +64,9 @@ public final class DbView {
             throw new IllegalStateException(
                     "changes since version " + changes.since() + " do not apply to a view of version " + version);
         }
+        if (changes.none()) {
+            return;
+        }
         moduleKeys = null;
         modules.clear();
         changes.modules().forEach(m -> modules.put(m.key(), m));

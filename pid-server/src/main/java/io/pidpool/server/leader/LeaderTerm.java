@@ -388,6 +388,11 @@ final class LeaderTerm {
         return viewProof;
     }
 
+    /** Where the term's accounts came from: a full load or the warm copy of which version. */
+    String accountsSource() {
+        return accountsSource;
+    }
+
     FenceToken token() {
         return token;
     }

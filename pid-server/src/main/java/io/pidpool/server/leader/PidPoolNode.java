@@ -110,6 +110,8 @@ public final class PidPoolNode implements AutoCloseable {
     /** How the last term of this node started (test hook). */
     private volatile TreeWatcher.Proof lastTermStart;
 
+    private volatile String lastAccountsSource;
+
     private PidPoolNode(Builder b) {
         this.nodeId = b.nodeId;
         this.layout = b.layout;
@@ -290,6 +292,7 @@ public final class PidPoolNode implements AutoCloseable {
                 candidate.begin();
             } finally {
                 lastTermStart = candidate.viewProof();
+                lastAccountsSource = candidate.accountsSource();
             }
             leading = true;
         } catch (RuntimeException e) {
@@ -483,13 +486,9 @@ public final class PidPoolNode implements AutoCloseable {
         });
     }
 
-    /** Test hook: PIDs in cooldown with their end on the node's ticker, and the term's pass count. */
+    /** Test hook: PIDs in cooldown with their end on the node's ticker. */
     Map<String, Long> cooldownsForTests() {
         return call(() -> term == null ? Map.of() : Map.copyOf(term.state().cooldowns()));
-    }
-
-    long passesForTests() {
-        return call(() -> term == null ? 0L : term.passes());
     }
 
     /**
@@ -498,6 +497,11 @@ public final class PidPoolNode implements AutoCloseable {
      */
     TreeWatcher.Proof lastTermStart() {
         return lastTermStart;
+    }
+
+    /** Test hook: where this node's last term took its accounts from (full load or warm copy). */
+    String lastAccountsSource() {
+        return lastAccountsSource;
     }
 
     /** Test hook: full scans of {@code /modules} this node's watcher completed. */

@@ -124,9 +124,12 @@ public final class TreeWatcher implements AutoCloseable {
         final AtomicLong breaks = new AtomicLong();
         /** {@link #breaks} when an {@code addWatch} on this handle last answered OK; -1 before. Executor. */
         long registeredAt = -1;
+        /** Scans on this handle: a scan that ran on a newer one could not be this handle's base. */
+        final ZkScanner scanner;
 
         Generation(ZooKeeper zk) {
             this.zk = zk;
+            this.scanner = new ZkScanner(() -> zk, namespace);
         }
 
         @Override
@@ -355,8 +358,9 @@ public final class TreeWatcher implements AutoCloseable {
     }
 
     private void scan() {
-        if (closed.get()) {
-            return;
+        Generation gen = current;
+        if (closed.get() || gen == null) {
+            return; // no watch yet: its registration starts the scan
         }
         if (scanning) {
             scanAgain = true; // after the one in flight: it may have read before the reconnection
@@ -364,11 +368,9 @@ public final class TreeWatcher implements AutoCloseable {
         }
         scanning = true;
         scanAgain = false;
-        Generation gen = current;
-        var start = new ScanStart(gen, gen == null ? -1 : gen.registeredAt, failures);
-        // on the watch's own handle: a scan that ran on a newer one could not be this handle's base
-        ZkScanner on = gen == null ? scanner : new ZkScanner(() -> gen.zk, namespace);
-        on.scan(path, singleNode ? 0 : Integer.MAX_VALUE)
+        var start = new ScanStart(gen, gen.registeredAt, failures);
+        gen.scanner
+                .scan(path, singleNode ? 0 : Integer.MAX_VALUE)
                 .whenCompleteAsync((events, error) -> scanned(start, events, error), executor);
     }
 
@@ -387,8 +389,7 @@ public final class TreeWatcher implements AutoCloseable {
         scans.incrementAndGet();
         Generation gen = start.gen();
         // the scan's last reply came on gen's event thread: a break before it has been counted
-        if (gen != null
-                && gen == current
+        if (gen == current
                 && start.registeredAt() >= 0
                 && gen.registeredAt == start.registeredAt()
                 && gen.breaks.get() == start.registeredAt()

@@ -203,8 +203,8 @@ class AccountHealthIT {
         // the leader goes; its successor is configured with a much longer cooldown
         first.close();
         PidPoolNode second = startLeader("s2", Duration.ofDays(1));
-        long passes = second.passesForTests();
-        awaitUntil("the successor has reconciled a few times", () -> second.passesForTests() >= passes + 5);
+        long passes = second.passes();
+        awaitUntil("the successor has reconciled a few times", () -> second.passes() >= passes + 5);
         long leftNanos = second.cooldownsForTests().get(PID) - System.nanoTime();
         assertThat(Duration.ofNanos(leftNanos))
                 .as("the stored end, not a fresh day")
@@ -235,8 +235,8 @@ class AccountHealthIT {
             throw new IllegalStateException("login refused: second terminal");
         });
         awaitUntil("cooled down", () -> leader.cooldownsForTests().containsKey(PID));
-        long passes = leader.passesForTests();
-        awaitUntil("a few more passes", () -> leader.passesForTests() >= passes + 5);
+        long passes = leader.passes();
+        awaitUntil("a few more passes", () -> leader.passes() >= passes + 5);
 
         assertThat(assignmentsOf(PID, "a"))
                 .as("not retried (the retry policy would try 3 times)")

@@ -7,13 +7,10 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidState;
 import io.pidpool.server.testing.SimulatedInstance;
 import io.pidpool.server.testing.TestCluster;
+import io.pidpool.server.testing.ZkTestSupport;
 import io.pidpool.server.zk.TreeWatcher;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -61,7 +58,7 @@ class ProvenViewFailoverIT {
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size());
         long scans = successor.watcherScans();
-        interruptConnection(successor);
+        ZkTestSupport.interruptConnection(successor.curator());
         int[] events = eventCounts(first, second);
 
         old.close();
@@ -79,11 +76,12 @@ class ProvenViewFailoverIT {
     }
 
     private void assertFailoverMovedNothing(
-            PidPoolNode successor, List<String> pids, SimulatedInstance first, SimulatedInstance second, int[] from)
-            throws InterruptedException {
+            PidPoolNode successor, List<String> pids, SimulatedInstance first, SimulatedInstance second, int[] from) {
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size() && cluster.settled(A, pids));
-        Thread.sleep(500); // a few passes after the start: a wrong view would have moved something by now
+        // a few passes after the start: a wrong view would have moved something by now
+        long passes = successor.passes();
+        await().atMost(Duration.ofSeconds(20)).until(() -> successor.passes() >= passes + 3);
         assertThat(cluster.settled(A, pids)).isTrue();
         assertThat(moves(first, from[0]) + moves(second, from[1]))
                 .as("PIDs assigned or revoked since the failover")
@@ -100,24 +98,5 @@ class ProvenViewFailoverIT {
         return all.subList(from, all.size()).stream()
                 .filter(e -> e.kind().equals("ASSIGNED") || e.kind().equals("REVOKED"))
                 .count();
-    }
-
-    /** Closes the node's ZooKeeper socket (same session) and waits until Curator reports it reconnected. */
-    static void interruptConnection(PidPoolNode node) throws Exception {
-        CountDownLatch reconnected = new CountDownLatch(1);
-        ConnectionStateListener listener = (c, state) -> {
-            if (state == ConnectionState.RECONNECTED) {
-                reconnected.countDown();
-            }
-        };
-        node.curator().getConnectionStateListenable().addListener(listener);
-        try {
-            node.curator().getZookeeperClient().getZooKeeper().getTestable().closeSocket();
-            assertThat(reconnected.await(20, TimeUnit.SECONDS))
-                    .as("reconnected")
-                    .isTrue();
-        } finally {
-            node.curator().getConnectionStateListenable().removeListener(listener);
-        }
     }
 }

@@ -69,6 +69,9 @@ class WarmAccountsFailoverIT {
 
         old.close();
         await().atMost(Duration.ofSeconds(40)).until(successor::isLeader);
+        assertThat(successor.lastAccountsSource())
+                .as("the term started from the copy, brought up to date")
+                .startsWith("warm copy of version " + warmVersion + ",");
 
         CuratorFramework admin = ZkTestSupport.client(cluster.zk.connectString(), TestCluster.LAYOUT.namespace());
         try {

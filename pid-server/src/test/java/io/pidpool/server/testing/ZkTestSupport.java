@@ -1,9 +1,13 @@
 package io.pidpool.server.testing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
@@ -52,5 +56,24 @@ public final class ZkTestSupport {
             throw new IllegalStateException("could not connect");
         }
         return client;
+    }
+
+    /** Closes the client's socket (same session) and waits until Curator reports it reconnected. */
+    public static void interruptConnection(CuratorFramework curator) throws Exception {
+        CountDownLatch reconnected = new CountDownLatch(1);
+        ConnectionStateListener listener = (c, state) -> {
+            if (state == ConnectionState.RECONNECTED) {
+                reconnected.countDown();
+            }
+        };
+        curator.getConnectionStateListenable().addListener(listener);
+        try {
+            curator.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
+            assertThat(reconnected.await(20, TimeUnit.SECONDS))
+                    .as("reconnected")
+                    .isTrue();
+        } finally {
+            curator.getConnectionStateListenable().removeListener(listener);
+        }
     }
 }

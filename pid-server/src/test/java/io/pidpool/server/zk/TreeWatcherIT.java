@@ -1,6 +1,7 @@
 package io.pidpool.server.zk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.pidpool.server.testing.LoopbackZooKeeper;
 import io.pidpool.server.testing.ZkTestSupport;
@@ -11,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +20,6 @@ import java.util.function.UnaryOperator;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
@@ -95,7 +93,8 @@ class TreeWatcherIT {
         }
         long before = watcher.notifications();
         other.transaction().forOperations(creates);
-        awaitTrue(() -> watcher.notifications() - before >= 450); // all queued before the executor runs
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> watcher.notifications() - before >= 450); // all queued before the executor runs
 
         executor.pumpUntil(
                 () -> watcher.reads() == 450 && upserts(root + "/a/n449").size() == 1);
@@ -112,7 +111,7 @@ class TreeWatcherIT {
         long before = watcher.notifications();
         Stat mine = client.setData().forPath(x, bytes("mine"));
         known.put(x, mine.getMzxid()); // what a writer does with its write's result
-        awaitTrue(() -> watcher.notifications() - before == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> watcher.notifications() - before == 1);
         executor.pumpUntil(() -> watcher.skipped() == 1);
         assertThat(watcher.reads()).isZero();
         assertThat(upserts(x)).hasSize(1); // only the first scan's
@@ -235,7 +234,7 @@ class TreeWatcherIT {
         long session = patient.getZookeeperClient().getZooKeeper().getSessionId();
         long scans = watcher.scans();
 
-        interruptConnection(patient);
+        ZkTestSupport.interruptConnection(patient);
         assertThat(patient.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
         TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(after.current()).isFalse();
@@ -257,7 +256,8 @@ class TreeWatcherIT {
         long scans = watcher.scans();
         long session = client.getZookeeperClient().getZooKeeper().getSessionId();
         ZkTestSupport.expireOnServer(client, zk.connectString());
-        awaitTrue(() -> client.getZookeeperClient().isConnected() && sessionOf(client) != session);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> client.getZookeeperClient().isConnected() && sessionOf(client) != session);
 
         TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(after.current()).isFalse();
@@ -300,25 +300,6 @@ class TreeWatcherIT {
         return started;
     }
 
-    /** Closes the client's socket (same session) and waits until Curator reports it reconnected. */
-    static void interruptConnection(CuratorFramework curator) throws Exception {
-        CountDownLatch reconnected = new CountDownLatch(1);
-        ConnectionStateListener listener = (c, state) -> {
-            if (state == ConnectionState.RECONNECTED) {
-                reconnected.countDown();
-            }
-        };
-        curator.getConnectionStateListenable().addListener(listener);
-        try {
-            curator.getZookeeperClient().getZooKeeper().getTestable().closeSocket();
-            assertThat(reconnected.await(20, TimeUnit.SECONDS))
-                    .as("reconnected")
-                    .isTrue();
-        } finally {
-            curator.getConnectionStateListenable().removeListener(listener);
-        }
-    }
-
     static long sessionOf(CuratorFramework curator) {
         try {
             return curator.getZookeeperClient().getZooKeeper().getSessionId();
@@ -339,16 +320,6 @@ class TreeWatcherIT {
 
     static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not reached within 20 s");
-            }
-            Thread.sleep(5);
-        }
     }
 
     /** Runs tasks only when the test pumps it, on the test thread, one at a time. */

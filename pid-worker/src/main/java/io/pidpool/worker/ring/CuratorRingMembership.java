@@ -6,6 +6,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.ring.ConsistentHashRing;
+import io.pidpool.worker.task.NewTask;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.HashMap;
@@ -78,13 +79,7 @@ public final class CuratorRingMembership implements RingMembership {
         ConsistentHashRing.requireVirtualNodes(virtualNodes);
         requireNonNull(types, "types");
         requireArgument(!types.isEmpty(), "types", "a worker advertises at least one task type");
-        for (String t : types) {
-            requireArgument(
-                    RingNodeData.TYPE.matcher(t).matches(),
-                    "types",
-                    "task type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
-                    t);
-        }
+        types.forEach(NewTask::requireType);
         this.groupPath = "/workers/" + group;
         this.memberId = memberId;
         byte[] data = RingNodeData.encode(virtualNodes, host, clock.instant(), types);

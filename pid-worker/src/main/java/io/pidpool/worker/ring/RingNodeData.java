@@ -1,6 +1,7 @@
 package io.pidpool.worker.ring;
 
 import io.pidpool.core.ring.ConsistentHashRing;
+import io.pidpool.worker.task.NewTask;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,6 @@ import java.time.Instant;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 /**
  * The data of a ring node {@code /workers/<group>/<memberId>}, one {@code key=value} per line:
@@ -26,8 +26,6 @@ import java.util.regex.Pattern;
  * the handler (docs/worker.md §2). Unreadable data counts as 1 virtual node and no type.
  */
 final class RingNodeData {
-    static final Pattern TYPE = Pattern.compile("[A-Za-z0-9_.:\\-]{1,128}");
-
     private RingNodeData() {}
 
     static byte[] encode(int virtualNodes, String host, Instant startedAt, Set<String> types) {
@@ -54,7 +52,7 @@ final class RingNodeData {
         Set<String> types = new TreeSet<>();
         for (String t : p.getProperty("types", "").split(",")) {
             String type = t.trim();
-            if (TYPE.matcher(type).matches()) {
+            if (NewTask.TYPE.matcher(type).matches()) {
                 types.add(type);
             }
         }

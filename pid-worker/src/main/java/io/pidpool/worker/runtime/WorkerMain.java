@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.worker.task.JdbiTaskStore;
 import io.pidpool.worker.task.NewTask;
 import io.pidpool.worker.task.TaskHandler;
@@ -99,9 +100,10 @@ public final class WorkerMain implements Callable<Integer> {
         WorkerFileConfig cfg = loadConfig();
         WorkerConfig workerConfig = cfg.workerConfig();
         Map<String, TaskHandler> handlers = discoverHandlers();
+        ZooKeeperAuth auth = cfg.zooKeeperAuth();
         List<WorkerPool> pools = new ArrayList<>();
         List<CountingWorkerMetrics> metrics = new ArrayList<>();
-        try (CuratorFramework curator = connect(cfg);
+        try (CuratorFramework curator = connect(cfg, auth);
                 HikariDataSource ds = dataSource(cfg, workerConfig.concurrency())) {
             if (cfg.database.migrate) {
                 TaskSchema.migrate(ds);
@@ -139,7 +141,7 @@ public final class WorkerMain implements Callable<Integer> {
                     cfg.group,
                     pools.stream().map(WorkerPool::memberId).toList(),
                     handlers.keySet(),
-                    cfg.zooKeeperAuth());
+                    auth);
             stop.await();
             pools.forEach(WorkerPool::close);
             for (int i = 0; i < pools.size(); i++) {
@@ -191,9 +193,8 @@ public final class WorkerMain implements Callable<Integer> {
      * @throws PidPoolException UNAVAILABLE if ZooKeeper does not answer within {@code
      *     connectionTimeoutMs}; FORBIDDEN ({@code zookeeper.auth}) if it answers NoAuth
      */
-    static CuratorFramework connect(WorkerFileConfig cfg) {
-        ZooKeeperAuth auth = cfg.zooKeeperAuth();
-        String namespace = "pidpool/" + cfg.cluster;
+    static CuratorFramework connect(WorkerFileConfig cfg, ZooKeeperAuth auth) {
+        String namespace = new ZkLayout(cfg.cluster).namespace();
         CuratorFramework c = auth.configure(
                         CuratorFrameworkFactory.builder()
                                 .connectString(cfg.zookeeper.connect)

@@ -14,6 +14,7 @@ import io.pidpool.worker.ring.GroupRing;
 import io.pidpool.worker.ring.RingMembership;
 import io.pidpool.worker.ring.WorkerIdentity;
 import io.pidpool.worker.task.JdbiTaskStore;
+import io.pidpool.worker.task.NewTask;
 import io.pidpool.worker.task.TaskHandler;
 import io.pidpool.worker.task.TaskSchema;
 import io.pidpool.worker.task.TaskStore;
@@ -358,12 +359,7 @@ public final class WorkerPool implements AutoCloseable {
          * worker owns tasks of its types only (docs/worker.md §3).
          */
         public Builder handler(String type, TaskHandler handler) {
-            requireNonNull(type, "type");
-            requireArgument(
-                    type.matches("[A-Za-z0-9_.:\\-]{1,128}"),
-                    "type",
-                    "task type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
-                    type);
+            NewTask.requireType(type);
             requireNonNull(handler, "handler");
             requireArgument(!handlers.containsKey(type), "type", "a handler for '%s' is already registered", type);
             handlers.put(type, handler);

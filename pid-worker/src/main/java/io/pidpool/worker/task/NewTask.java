@@ -7,6 +7,7 @@ import io.pidpool.core.model.Names;
 import io.pidpool.core.ring.ConsistentHashRing;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * A task to insert. The {@code key} decides the slot ({@link ConsistentHashRing#slotOf}) and so the
@@ -25,14 +26,23 @@ public record NewTask(
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     public static final int MAX_BODY_CHARS = 1_000_000;
 
-    public NewTask {
-        Names.requireToken(group, "group");
+    /** What a task type may be (no comma: ring nodes list types comma-separated). */
+    public static final Pattern TYPE = Pattern.compile("[A-Za-z0-9_.:\\-]{1,128}");
+
+    /** Checks a task type against {@link #TYPE}. */
+    public static String requireType(String type) {
         requireNonNull(type, "type");
         requireArgument(
-                type.matches("[A-Za-z0-9_.:\\-]{1,128}"),
+                TYPE.matcher(type).matches(),
                 "type",
-                "type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
+                "task type must be 1-128 characters of [A-Za-z0-9_.:-], was '%s'",
                 type);
+        return type;
+    }
+
+    public NewTask {
+        Names.requireToken(group, "group");
+        requireType(type);
         requireNonNull(key, "key");
         requireArgument(
                 !key.isEmpty() && key.length() <= 255, "key", "key must be 1-255 characters, was %d", key.length());
