@@ -45,8 +45,11 @@ import java.util.List;
  *       when the caller passes a {@code nowNanos} at or after its end.
  *   <li><b>Brakes.</b> At most {@link PlannerPolicy#maxMovesPerModule()} and
  *       {@link PlannerPolicy#maxMovesPerPlan()} rebalancing moves start per plan; when more than
- *       {@link PlannerPolicy#brakeShare()} of a module's instances vanished within
+ *       {@link PlannerPolicy#brakeShare()} of a module's instances failed within
  *       {@link PlannerPolicy#brakeWindow()}, nothing is redistributed there and the plan says so.
+ *       A failure is a departure that may still hold a PID it did not release (a graceful leave
+ *       released everything and does not count); modules smaller than
+ *       {@link PlannerPolicy#BRAKE_MIN_INSTANCES} are never braked.
  * </ul>
  *
  * <p>Losing the state is safe (see {@link PlannerState}). Bad input (a PID desired by two modules,

@@ -19,8 +19,10 @@ import java.time.Duration;
  * @param maxMovesPerModule the most rebalancing moves (DELETING of a PID that is to be handed to
  *     another instance) one plan starts in one module; 0 freezes rebalancing
  * @param maxMovesPerPlan the most rebalancing moves one plan starts in the whole cluster
- * @param brakeShare the mass-failure brake engages in a module when more than this share of its
- *     instances vanished within {@code brakeWindow}; 1.0 disables the brake
+ * @param brakeShare the mass-failure brake engages in a module of at least {@link
+ *     #BRAKE_MIN_INSTANCES} instances when more than this share of them failed (vanished while they
+ *     might still hold a PID they had not released) within {@code brakeWindow}; a graceful leave is
+ *     not a failure; 1.0 disables the brake
  * @param brakeWindow how far back departures count for the brake
  */
 public record PlannerPolicy(
@@ -30,6 +32,13 @@ public record PlannerPolicy(
         int maxMovesPerPlan,
         double brakeShare,
         Duration brakeWindow) {
+    /**
+     * The smallest module (live instances plus those that failed within the window) the brake applies
+     * to. Below it there is no mass to fail: with one instance every crash is "all of them", and with
+     * two both gone leaves nobody to stampede onto, so the brake would only raise an alert.
+     */
+    public static final int BRAKE_MIN_INSTANCES = 3;
+
     public PlannerPolicy {
         requireNonNegative(grace, "grace");
         requireNonNegative(rebalanceDelay, "rebalanceDelay");

@@ -545,6 +545,73 @@ class AllocationPlannerTest {
     }
 
     @Test
+    void closingAModulesOnlyInstanceGracefullyEngagesNoBrake() {
+        var braking = new ClusterSimulator(POLICY.withBrake(0.5, Duration.ofMinutes(10)));
+        ModuleKey module = braking.module("m", 1);
+        braking.addPids(module, 3);
+        InstanceRef only = braking.join(module);
+        braking.step();
+        braking.ackAll();
+        braking.leave(only); // close(): DELETED for everything it held, then its ephemeral node goes
+        Plan left = braking.step();
+        assertThat(left.signals(PlanSignal.BrakeEngaged.class)).isEmpty();
+        assertThat(left.signals(PlanSignal.Unassignable.class)).hasSize(1);
+    }
+
+    @Test
+    void gracefulLeavesDoNotCountTowardsTheBrake() {
+        var braking = new ClusterSimulator(POLICY.withBrake(0.5, Duration.ofMinutes(10)));
+        ModuleKey module = braking.module("m", 4);
+        braking.addPids(module, 12);
+        for (int i = 0; i < 4; i++) {
+            braking.join(module);
+        }
+        braking.step();
+        braking.ackAll();
+        List<InstanceRef> refs = braking.liveIn(module).stream().map(i -> i.ref).toList();
+        for (int i = 0; i < 3; i++) {
+            braking.leave(refs.get(i)); // a rolling shutdown of three of four
+        }
+        Plan left = braking.step();
+        assertThat(left.signals(PlanSignal.BrakeEngaged.class)).isEmpty();
+        braking.advance(DELAY.plus(GRACE));
+        braking.step();
+        braking.ackAll();
+        braking.step();
+        braking.ackAll();
+        assertThat(braking.liveIn(module).get(0).nodes).hasSize(12); // the survivor took the released shares
+        // two instances now: a crash brakes nothing (too small a module, and not more than half)
+        InstanceRef joiner = braking.join(module);
+        braking.step();
+        braking.ackAll();
+        braking.crash(joiner);
+        assertThat(braking.step().signals(PlanSignal.BrakeEngaged.class)).isEmpty();
+    }
+
+    @Test
+    void theBrakeAppliesOnlyToModulesOfAtLeastThreeInstances() {
+        var braking = new ClusterSimulator(POLICY.withBrake(0.5, Duration.ofMinutes(10)));
+        ModuleKey one = braking.module("one", 1);
+        ModuleKey two = braking.module("two", 2);
+        ModuleKey three = braking.module("three", 3);
+        braking.addPids(one, 3);
+        braking.addPids(two, 4);
+        braking.addPids(three, 6);
+        InstanceRef single = braking.join(one);
+        List<InstanceRef> pair = List.of(braking.join(two), braking.join(two));
+        List<InstanceRef> trio = List.of(braking.join(three), braking.join(three), braking.join(three));
+        braking.step();
+        braking.ackAll();
+        braking.crash(single);
+        pair.forEach(braking::crash);
+        braking.crash(trio.get(0));
+        braking.crash(trio.get(1));
+        Plan crashed = braking.step();
+        assertThat(crashed.signals(PlanSignal.BrakeEngaged.class))
+                .containsExactly(new PlanSignal.BrakeEngaged(three, 2, 3));
+    }
+
+    @Test
     void theBrakeHoldsBackTheSharesOfVanishedScaleOutInstancesAndRebalancingMoves() {
         var braking = new ClusterSimulator(POLICY.withBrake(0.5, Duration.ofMinutes(10)));
         ModuleKey module = braking.module("m", 1); // one configured slot, three extra ones

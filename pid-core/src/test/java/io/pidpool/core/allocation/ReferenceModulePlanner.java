@@ -248,7 +248,9 @@ final class ReferenceModulePlanner {
                 slot.vacantSince = gone != null ? gone.departedAtNanos() : now;
                 slot.lastHolder = slot.holder;
                 slot.holder = null;
-                recent.putIfAbsent(slot.lastHolder, slot.vacantSince);
+                if (gone != null && failed(gone)) {
+                    recent.putIfAbsent(slot.lastHolder, slot.vacantSince); // a failure, not a graceful leave
+                }
             }
         }
         return slots;
@@ -403,18 +405,35 @@ final class ReferenceModulePlanner {
         return slot;
     }
 
+    /** Whether the departure may still hold a PID it did not release (a failure, not a graceful leave). */
+    private static boolean failed(DepartedInstance instance) {
+        return instance.pids().keySet().stream().anyMatch(instance::mayHold);
+    }
+
     private static void index(List<WorkSlot> slots) {
         for (int i = 0; i < slots.size(); i++) {
             slots.get(i).index = i;
         }
     }
 
+    /**
+     * Counts the module's failures within the window: departures that may still hold a PID they did
+     * not release, remembered from when first seen (a graceful leave released everything before its
+     * node went, and does not count). A module of fewer than {@link PlannerPolicy#BRAKE_MIN_INSTANCES}
+     * is never braked.
+     */
     private boolean applyBrake(Map<InstanceRef, Long> recent, List<DepartedInstance> departed, int liveCount) {
-        departed.forEach(d -> recent.putIfAbsent(d.ref(), d.departedAtNanos()));
+        for (DepartedInstance d : departed) {
+            if (failed(d)) {
+                recent.putIfAbsent(d.ref(), d.departedAtNanos());
+            }
+        }
         recent.values().removeIf(at -> now - at >= windowNanos);
         int vanished = recent.size();
         int instances = liveCount + vanished;
-        boolean braked = vanished > 0 && vanished > policy.brakeShare() * instances;
+        boolean braked = vanished > 0
+                && instances >= PlannerPolicy.BRAKE_MIN_INSTANCES
+                && vanished > policy.brakeShare() * instances;
         if (braked) {
             signals.add(new PlanSignal.BrakeEngaged(key, vanished, instances));
         }

@@ -27,7 +27,8 @@ import java.util.List;
  *     (and alerts)
  * @param cooldownMs how long a cooled-down PID is not assigned
  * @param massFailureShare the mass-failure brake engages (and alerts) when more than this share of a
- *     module's instances vanish within a minute; 1.0 disables it
+ *     module's instances fail within a minute (modules of 3 or more; a graceful close is not a
+ *     failure); 1.0 disables it
  * @param tariff the overage price tiers, cheapest first or not; empty = overage is free (no cost
  *     alerts, no recommendations)
  */

@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.model.Assignment;
 import java.util.Collection;
 import java.util.List;
@@ -13,7 +14,37 @@ import java.util.Set;
 public sealed interface LeaderRecord {
     record WriteIssued(Intent intent) implements LeaderRecord {}
 
+    /** The write's outcome is known: it committed, or ZooKeeper refused it (nothing of it applied). */
     record WriteSettled(Intent intent) implements LeaderRecord {}
+
+    /**
+     * The write's outcome is unknown (connection loss or timeout: it may have been applied). Its PID
+     * and paths stay in flight, so nothing is decided about them, until a re-read of the tree that
+     * started after this record has been replayed into the view ({@link ViewProven}).
+     */
+    record WriteInDoubt(Intent intent) implements LeaderRecord {}
+
+    /**
+     * A full re-read of the tree (sync, then scan) started; {@code rescan} numbers it, each greater
+     * than the last ({@link LeaderState#rescansStarted()} + 1).
+     */
+    record RescanStarted(long rescan) implements LeaderRecord {}
+
+    /**
+     * Re-read {@code rescan} completed and its events are replayed into the view: the view is current
+     * as of its start, so the writes in doubt since before that start are settled.
+     */
+    record ViewProven(long rescan) implements LeaderRecord {}
+
+    /**
+     * The record for a write's outcome: {@link WriteInDoubt} when the outcome is unknown ({@link
+     * ErrorCode#UNAVAILABLE}), else {@link WriteSettled}.
+     *
+     * @param error {@code null} if the write committed
+     */
+    static LeaderRecord outcome(Intent intent, ErrorCode error) {
+        return error == ErrorCode.UNAVAILABLE ? new WriteInDoubt(intent) : new WriteSettled(intent);
+    }
 
     /**
      * The instance's ephemeral node was seen gone at {@code atNanos}; {@code sessionId} is the session

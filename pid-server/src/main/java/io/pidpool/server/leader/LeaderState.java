@@ -2,6 +2,8 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.model.Assignment;
 import io.pidpool.server.zk.ZkWrite;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -12,8 +14,14 @@ import java.util.Set;
  * flight, when it saw instances go, unanswered instructions, failure counts and cooldowns, and the
  * assignment rows it knows the database holds. Changed only by {@link #replay(LeaderRecord)}.
  *
+ * <p>A write whose outcome is unknown ({@link LeaderRecord.WriteInDoubt}) stays in flight until a
+ * rescan that started after it is replayed ({@link LeaderRecord.ViewProven}): the node it may have
+ * created or changed is then in the view, or proven absent.
+ *
  * <p>Losing it (a new leader) is safe: departures restart their grace at the new leader's election,
- * timers restart, failure counts restart, and database rows are re-diffed.
+ * timers restart, failure counts restart, and database rows are re-diffed; a write left in doubt by the
+ * old term either landed before the new term's epoch bump (then the new term's view, scanned or proven
+ * after it, holds it) or fails the bump's epoch check.
  *
  * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
  */
@@ -32,7 +40,18 @@ public final class LeaderState {
     private final Set<String> alerts = new HashSet<>();
     private final Set<String> revokesSent = new HashSet<>();
     private final Map<InstanceKey, Long> draining = new HashMap<>();
+    /** Writes in doubt, in the order they arose, each with the last rescan started before it. */
+    private final Deque<Doubt> doubts = new ArrayDeque<>();
 
+    private long rescansStarted;
+
+    private record Doubt(Intent intent, long rescanBefore) {}
+
+    /**
+     * Applies one record. A {@link LeaderRecord.RescanStarted} numbered at or below the last one, or a
+     * {@link LeaderRecord.ViewProven} of a rescan that has not started, is refused with an {@link
+     * IllegalArgumentException} and changes nothing.
+     */
     public void replay(LeaderRecord record) {
         if (record instanceof LeaderRecord.WriteIssued issued) {
             Intent intent = issued.intent();
@@ -49,18 +68,25 @@ public final class LeaderState {
                 handshakesInFlight.add(intent.holder());
             }
         } else if (record instanceof LeaderRecord.WriteSettled settled) {
-            Intent intent = settled.intent();
-            for (ZkWrite write : intent.writes()) {
-                pathsInFlight.remove(write.path());
+            settle(settled.intent());
+        } else if (record instanceof LeaderRecord.WriteInDoubt doubt) {
+            // still in flight: nothing is decided about its PID and paths until the view is proven
+            doubts.addLast(new Doubt(doubt.intent(), rescansStarted));
+        } else if (record instanceof LeaderRecord.RescanStarted started) {
+            if (started.rescan() <= rescansStarted) {
+                throw new IllegalArgumentException("rescan " + started.rescan() + " started after rescan "
+                        + rescansStarted + ": rescans are numbered upwards");
             }
-            if (intent.pid() != null) {
-                pidsInFlight.computeIfPresent(intent.pid(), (k, n) -> n > 1 ? n - 1 : null);
-                if (intent.kind() == Intent.Kind.ADD) {
-                    addsInFlight.remove(intent.pid(), intent);
-                }
+            rescansStarted = started.rescan();
+        } else if (record instanceof LeaderRecord.ViewProven proven) {
+            if (proven.rescan() > rescansStarted) {
+                throw new IllegalArgumentException(
+                        "rescan " + proven.rescan() + " has not started (last started: " + rescansStarted + ")");
             }
-            if (intent.kind() == Intent.Kind.HANDSHAKE) {
-                handshakesInFlight.remove(intent.holder());
+            // a rescan that was already running when the doubt arose may have read before the write
+            // landed: it proves nothing about it
+            while (!doubts.isEmpty() && doubts.peekFirst().rescanBefore() < proven.rescan()) {
+                settle(doubts.pollFirst().intent());
             }
         } else if (record instanceof LeaderRecord.Departed departed) {
             departedAt.putIfAbsent(departed.key(), departed.atNanos());
@@ -108,10 +134,27 @@ public final class LeaderState {
         }
     }
 
+    private void settle(Intent intent) {
+        for (ZkWrite write : intent.writes()) {
+            pathsInFlight.remove(write.path());
+        }
+        if (intent.pid() != null) {
+            pidsInFlight.computeIfPresent(intent.pid(), (k, n) -> n > 1 ? n - 1 : null);
+            if (intent.kind() == Intent.Kind.ADD) {
+                addsInFlight.remove(intent.pid(), intent);
+            }
+        }
+        if (intent.kind() == Intent.Kind.HANDSHAKE) {
+            handshakesInFlight.remove(intent.holder());
+        }
+    }
+
+    /** Whether a path is written by a write in flight (or in doubt): nothing else is decided about it. */
     public boolean inFlight(String path) {
         return pathsInFlight.contains(path);
     }
 
+    /** Whether a write about the PID is in flight (or in doubt): it is not placed or written again. */
     public boolean pidInFlight(String pid) {
         return pidsInFlight.containsKey(pid);
     }
@@ -128,6 +171,16 @@ public final class LeaderState {
 
     public int writesInFlight() {
         return pathsInFlight.size();
+    }
+
+    /** Writes whose outcome is unknown and not proven yet (they count as in flight too). */
+    public int writesInDoubt() {
+        return doubts.size();
+    }
+
+    /** The number of the last rescan started (0: none); the next one is numbered one higher. */
+    public long rescansStarted() {
+        return rescansStarted;
     }
 
     public Long departedAt(InstanceKey key) {

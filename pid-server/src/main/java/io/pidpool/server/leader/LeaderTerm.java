@@ -89,6 +89,8 @@ final class LeaderTerm {
      * further behind than this loads every account when it is elected.
      */
     private static final long KEPT_ACCOUNT_VERSIONS = 10_000;
+    /** A failed rescan is tried again this much later while writes are in doubt (they wait for it). */
+    private static final long RESCAN_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Assignment rows written per pass at most (see writeDatabase). */
     private static final int ROWS_PER_PASS = 5_000;
 
@@ -119,6 +121,8 @@ final class LeaderTerm {
     private boolean passScheduled;
     private boolean rescanRunning;
     private boolean rescanAgain;
+    /** Whether a retry of a failed rescan is scheduled ({@link #retryRescan}). */
+    private boolean rescanRetry;
     /** Whether {@code /notify} existed when last seen: chooses create or setData for DEALED. */
     private boolean notifyExists;
 
@@ -532,6 +536,8 @@ final class LeaderTerm {
             return;
         }
         rescanRunning = true;
+        long number = state.rescansStarted() + 1;
+        state.replay(new LeaderRecord.RescanStarted(number));
         ZkSupport.sync(ctx.client(), "/")
                 .thenCompose(done -> ctx.scanner().scan(ctx.layout().modules(), 3))
                 .whenCompleteAsync(
@@ -542,9 +548,16 @@ final class LeaderTerm {
                             }
                             if (error != null) {
                                 log.warn("rescan failed: {}", unwrap(error).getMessage());
+                                if (state.writesInDoubt() > 0 && !rescanAgain) {
+                                    // writes in doubt block their PIDs until a rescan succeeds
+                                    retryRescan();
+                                }
                             } else {
                                 events.forEach(ctx.view()::replay);
                                 ctx.view().pruneTombstones(TOMBSTONE_AGE);
+                                // the view is current as of this rescan's start: writes in doubt since
+                                // before it are settled (their nodes are in the view, or proven absent)
+                                state.replay(new LeaderRecord.ViewProven(number));
                                 fullRequested = true;
                             }
                             if (rescanAgain) {
@@ -554,6 +567,22 @@ final class LeaderTerm {
                             requestPass();
                         },
                         ctx.serial());
+    }
+
+    /** Rescans again after {@link #RESCAN_RETRY_NANOS} (once at a time). */
+    private void retryRescan() {
+        if (rescanRetry) {
+            return;
+        }
+        rescanRetry = true;
+        ctx.serial()
+                .schedule(
+                        () -> guarded(() -> {
+                            rescanRetry = false;
+                            rescan();
+                        }),
+                        RESCAN_RETRY_NANOS,
+                        TimeUnit.NANOSECONDS);
     }
 
     void runPass() {
@@ -744,7 +773,10 @@ final class LeaderTerm {
         if (closed) {
             return;
         }
-        state.replay(new LeaderRecord.WriteSettled(intent));
+        PidPoolException failure = error == null ? null : unwrap(error);
+        // an unknown outcome (connection loss) keeps the intent in flight until a rescan that starts
+        // after now is replayed: the write may have landed, and the view does not know it
+        state.replay(LeaderRecord.outcome(intent, failure == null ? null : failure.code()));
         if (intent.pid() != null) {
             ctx.view().markDirty(intent.pid()); // a pass may have skipped it while the write was in flight
         }
@@ -769,14 +801,14 @@ final class LeaderTerm {
                 }
             }
         } else {
-            PidPoolException cause = unwrap(error);
+            PidPoolException cause = failure;
             if (cause.code() == ErrorCode.FENCED) {
                 return; // the writer reports it once through the fenced listener
             }
             log.debug("{} failed: {}", intent, cause.getMessage());
             placementRequested = true;
             if (cause.code() == ErrorCode.UNAVAILABLE) {
-                rescan(); // the outcome is unknown: re-read everything before deciding about it again
+                rescan(); // the outcome is unknown: re-read everything; the intent stays in doubt until then
             } else {
                 refresh(intent); // the view was wrong about these nodes: re-read just them
             }
