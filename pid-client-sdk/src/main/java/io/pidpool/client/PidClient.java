@@ -425,9 +425,11 @@ public interface PidClient extends AutoCloseable {
         }
 
         /**
-         * Runs the listener callbacks. The client never shuts a given executor down. Default: a pool
-         * of 4 daemon threads owned (and shut down) by the client. Callbacks of one PID never overlap,
-         * whatever the executor.
+         * Runs {@code onAssigned} and {@code onUpdated}. The client hands each call to it from a thread
+         * of its own (so even a caller-runs executor never blocks the client) and never shuts it
+         * down. Default: a pool of 4 daemon threads owned (and shut down) by the client. {@code
+         * onRevoked} never runs here but on the client's own revocation threads, so no executor can
+         * make a logout wait behind logins. Callbacks of one PID never overlap, whatever the executor.
          */
         public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = requireNonNull(executor, "callbackExecutor");

@@ -11,8 +11,9 @@ package io.pidpool.client;
  * onRevoked} → {@code onAssigned} …; {@code onRevoked} is called only for a PID whose {@code
  * onAssigned} returned normally.
  *
- * <p><b>Threads.</b> Callbacks run on the client's callback executor (see {@link
- * PidClient.Builder#callbackExecutor}). Callbacks for <em>one</em> PID never overlap, and the SDK
+ * <p><b>Threads.</b> {@code onAssigned} and {@code onUpdated} run on the client's callback executor
+ * (see {@link PidClient.Builder#callbackExecutor}); {@code onRevoked} always runs on threads of the
+ * client's own, so logins that hang never delay a logout. Callbacks for <em>one</em> PID never overlap, and the SDK
  * never calls {@code onAssigned} for a PID while {@code onRevoked} for it is still running. Callbacks
  * for <em>different</em> PIDs may run concurrently, so a listener that shares state between PIDs must
  * be thread-safe. Callbacks should finish promptly: the leader may move a PID only after its {@code

@@ -21,8 +21,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +31,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -74,8 +71,11 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses and checks
  *       the lease; every T/6 sends a heartbeat (several may be in flight, see {@link Heartbeats});
  *       owns the {@link PauseDetector}; posts stops to the state thread.
- *   <li><b>Callback executor</b>: runs listener callbacks; the tracker guarantees one at a time per
- *       PID; the outcome is posted back to the state thread.
+ *   <li><b>Callback lanes</b> ({@link ListenerDispatch}): {@code onAssigned}/{@code onUpdated} on the
+ *       call lane (the user's executor, fed from a hand-off thread, or the client's own threads),
+ *       {@code onRevoked} on a revocation lane of the client's own threads, so a hanging login never
+ *       delays a logout; the tracker guarantees one callback at a time per PID; the outcome is posted
+ *       back to the state thread.
  *   <li><b>Callers</b>: {@link #heldPids()} reads volatile snapshots and the lock-free {@link Lease};
  *       {@link #start()} and {@link #close()} post to the state thread and wait with a timeout.
  * </ul>
@@ -88,7 +88,6 @@ public final class DefaultPidClient implements PidClient {
 
     private static final Duration REGISTER_RETRY = Duration.ofMillis(500);
     private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
-    private static final int DEFAULT_CALLBACK_THREADS = 4;
     /** Acknowledgements per multi-op: ~200 nodes of a few KB stay far below jute.maxbuffer. */
     private static final int MAX_WRITES_PER_MULTI = 200;
 
@@ -143,12 +142,11 @@ public final class DefaultPidClient implements PidClient {
     private final Ticker ticker;
     private final CuratorFramework curator;
     private final ScheduledExecutorService stateThread;
-    /** The state thread itself (a caller on it, e.g. a direct callback executor, must not wait for it). */
+    /** The state thread itself (a task on it must not wait for it). */
     private volatile Thread stateThreadRef;
 
     private final ScheduledExecutorService watchdog;
-    private final Executor callbacks;
-    private final ExecutorService ownedCallbacks;
+    private final ListenerDispatch callbacks;
     private final ListenerInvoker invoker;
     private final Lease lease = new Lease();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
@@ -226,14 +224,10 @@ public final class DefaultPidClient implements PidClient {
         this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));
         stateThread.execute(() -> stateThreadRef = Thread.currentThread());
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-watchdog-" + n));
-        if (settings.callbackExecutor() != null) {
-            this.ownedCallbacks = null;
-            this.callbacks = settings.callbackExecutor();
-        } else {
-            this.ownedCallbacks =
-                    Executors.newFixedThreadPool(DEFAULT_CALLBACK_THREADS, daemon("pidclient-callback-" + n + "-"));
-            this.callbacks = ownedCallbacks;
-        }
+        this.callbacks = ListenerDispatch.forClient(
+                settings.callbackExecutor(),
+                "pidclient-" + n,
+                (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
     }
 
@@ -1031,14 +1025,13 @@ public final class DefaultPidClient implements PidClient {
         publishHeld();
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
-                dispatch(x.pid(), false, () -> invoker.assign(x.view().node()));
+                callbacks.call(x.pid(), () -> invoker.assign(x.view().node()));
             } else if (a instanceof Action.Update x) {
-                dispatch(
-                        x.pid(),
-                        false,
-                        () -> invoker.update(x.before(), x.view().node()));
+                callbacks.call(
+                        x.pid(), () -> invoker.update(x.before(), x.view().node()));
             } else if (a instanceof Action.Revoke x) {
-                dispatch(x.pid(), true, () -> invoker.revoke(x.account(), x.why()));
+                // its own lane: a revocation never waits behind logins (ListenerDispatch)
+                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
             } else if (a instanceof Action.Write x) {
                 queueWrite(x);
             }
@@ -1053,24 +1046,6 @@ public final class DefaultPidClient implements PidClient {
         Set<String> held = tracker.takeHeldIfChanged();
         if (held != null) {
             heldSnapshot = held;
-        }
-    }
-
-    private void dispatch(String pid, boolean mustRun, Supplier<Outcome> call) {
-        Runnable task = () -> {
-            Outcome outcome = call.get();
-            post(() -> apply(tracker.onCallbackDone(pid, outcome)));
-        };
-        try {
-            callbacks.execute(task);
-        } catch (RejectedExecutionException e) {
-            if (mustRun) {
-                log.warn("The callback executor rejected onRevoked for PID {}; running it on the state thread", pid);
-                task.run();
-            } else {
-                post(() -> apply(
-                        tracker.onCallbackDone(pid, new Outcome.Failed("the callback executor rejected the call"))));
-            }
         }
     }
 
@@ -1412,9 +1387,7 @@ public final class DefaultPidClient implements PidClient {
         timing = null;
         lease.end();
         curator.close();
-        if (ownedCallbacks != null) {
-            ownedCallbacks.shutdown();
-        }
+        callbacks.shutdown();
         heldSnapshot = Set.of();
         lifecycle.set(Lifecycle.CLOSED);
         state = State.CLOSED;
