@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
 class PidClientAssignmentIT extends SdkIT {
     @Test
     void registersUnderASessionDerivedIdAndFollowsTheHandshake() {
-        PidClient client = harness.start(harness.builder(listener).weight(3));
+        PidClient client =
+                harness.start(harness.builder(listener).weight(3).callbackDeadline(Duration.ofMillis(7_500)));
 
         assertThat(client.state()).isEqualTo(PidClient.State.REGISTERED);
         Registration registration = client.registration().orElseThrow();
@@ -40,7 +41,8 @@ class PidClientAssignmentIT extends SdkIT {
 
         FakeLeader.Instance instance = harness.instanceOf(client);
         assertThat(instance.ownerSessionId()).isEqualTo(registration.sessionId()); // EPHEMERAL of that session
-        assertThat(leader.instanceData(instance)).contains(InstanceNode.registering(3, "test-host"));
+        assertThat(leader.instanceData(instance))
+                .contains(InstanceNode.registering(3, "test-host", Duration.ofMillis(7_500))); // D reported
 
         harness.handshake(client);
         assertThat(client.registration().orElseThrow().pidsPath()).isEqualTo(instance.pidsPath());
@@ -208,7 +210,7 @@ class PidClientAssignmentIT extends SdkIT {
             }
         });
         CountDownLatch gate = listener.blockAssign("p1");
-        PidClient client = harness.start(harness.builder(listener));
+        PidClient client = harness.start(harness.builder(listener).callbackDeadline(Duration.ofSeconds(60)));
         FakeLeader.Instance instance = harness.handshake(client);
 
         leader.add(instance, "p1", FakeLeader.account("pw", 100));

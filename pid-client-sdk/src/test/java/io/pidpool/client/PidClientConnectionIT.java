@@ -150,7 +150,10 @@ class PidClientConnectionIT extends PlatformSdkIT {
     @Test
     void aRevocationDoesNotWaitBehindLoginsThatHang() {
         BlackHoleProxy proxy = harness.proxy();
-        PidClient client = harness.start(harness.builder(listener).connectString(proxy.connectString()));
+        // a deadline far away: the hanging logins are not abandoned while the test watches p1
+        PidClient client = harness.start(harness.builder(listener)
+                .connectString(proxy.connectString())
+                .callbackDeadline(Duration.ofSeconds(60)));
         FakeLeader.Instance instance = harness.handshake(client);
         harness.addAndAwait(instance, "p1");
         Duration t = client.registration().orElseThrow().sessionTimeout();

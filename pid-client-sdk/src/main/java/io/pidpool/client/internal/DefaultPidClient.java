@@ -227,6 +227,8 @@ public final class DefaultPidClient implements PidClient {
         this.callbacks = ListenerDispatch.forClient(
                 settings.callbackExecutor(),
                 "pidclient-" + n,
+                this::deadlineTimer,
+                settings.callbackDeadline().toNanos(),
                 (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
     }
@@ -606,7 +608,8 @@ public final class DefaultPidClient implements PidClient {
                     .withMode(CreateMode.EPHEMERAL)
                     .forPath(
                             path,
-                            InstanceNode.registering(settings.weight(), host).encode());
+                            InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
+                                    .encode());
         } catch (KeeperException.NodeExistsException e) {
             // our own earlier attempt on this session whose reply was lost
             try {
@@ -1025,10 +1028,18 @@ public final class DefaultPidClient implements PidClient {
         publishHeld();
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
-                callbacks.call(x.pid(), () -> invoker.assign(x.view().node()));
+                AtomicReference<io.pidpool.client.PidAccount> given = new AtomicReference<>();
+                callbacks.call(
+                        x.pid(),
+                        () -> mayStartCallback() ? invoker.assign(x.view().node(), given::set) : notStarted(x),
+                        () -> new Outcome.Overran(given.get(), overrun("onAssigned")));
             } else if (a instanceof Action.Update x) {
                 callbacks.call(
-                        x.pid(), () -> invoker.update(x.before(), x.view().node()));
+                        x.pid(),
+                        () -> mayStartCallback()
+                                ? invoker.update(x.before(), x.view().node())
+                                : notStarted(x),
+                        () -> new Outcome.Overran(x.before(), overrun("onUpdated")));
             } else if (a instanceof Action.Revoke x) {
                 // its own lane: a revocation never waits behind logins (ListenerDispatch)
                 callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
@@ -1039,6 +1050,37 @@ public final class DefaultPidClient implements PidClient {
         publishHeld();
         if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
             drained.complete(null);
+        }
+    }
+
+    /**
+     * A callback thread, right before {@code onAssigned}/{@code onUpdated}: a login may begin only
+     * while the lease is valid, so that it ends (returns or is abandoned at the deadline) by the lease
+     * end + D, the bound the leader's grace counts on (docs/sdk.md "Timing").
+     */
+    private boolean mayStartCallback() {
+        return hold.leaseValid();
+    }
+
+    private static Outcome notStarted(Action a) {
+        log.info(
+                "PID {}: not calling the listener, the session is not provably alive; decided again on resume",
+                a.pid());
+        return new Outcome.NotStarted();
+    }
+
+    private String overrun(String callback) {
+        return callback + " did not return within the callback deadline of "
+                + settings.callbackDeadline().toMillis() + " ms";
+    }
+
+    /** The callback deadlines run on the watchdog thread. */
+    private Runnable deadlineTimer(Runnable task, long delayNanos) {
+        try {
+            ScheduledFuture<?> f = watchdog.schedule(guarded(task), delayNanos, TimeUnit.NANOSECONDS);
+            return () -> f.cancel(false);
+        } catch (RejectedExecutionException closing) {
+            return () -> {};
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -30,12 +31,21 @@ import org.slf4j.LoggerFactory;
  * calls, never a revocation or the state thread. The revocation lane always runs on the client's own
  * threads.
  *
- * <p>Outcomes go to {@link Results}, exactly once per handed-over callback, from whichever thread ran
- * it (the client posts them to its state thread).
+ * <p><b>The callback deadline D.</b> A call ({@code onAssigned}/{@code onUpdated}) that has not
+ * returned D after it <em>started</em> is abandoned: its thread is interrupted, an error naming the
+ * PID and D is logged, and the outcome the caller supplied for an overrun goes to {@link Results}
+ * (the client then logs the PID out with {@code onRevoked} and reports the failure). Whatever the call
+ * returns later is ignored. D counts from the start, not the hand-over: a call that waited in the lane
+ * may still start only while the client's lease is valid, which the caller checks in the call itself.
  *
- * <p>Concurrency: thread-safe and stateless beyond its executors; a deterministic simulation may
- * construct it with executors that run tasks on virtual time ({@link #ListenerDispatch(Executor,
- * Executor, Results)}).
+ * <p>Outcomes go to {@link Results}, exactly once per handed-over callback, from whichever thread ran
+ * it or the timer's thread (the client posts them to its state thread).
+ *
+ * <p>Concurrency: thread-safe and stateless beyond its executors and timer; a deterministic
+ * simulation may construct it with executors and a timer that run tasks on virtual time ({@link
+ * #ListenerDispatch(Executor, Executor, Timer, long, Results)}). Each call's settlement (returned or
+ * overrun) is one compare-and-set; the interrupt is sent under the call's monitor, so it never
+ * reaches the lane's thread after the call has left it.
  */
 final class ListenerDispatch {
     private static final Logger log = LoggerFactory.getLogger(ListenerDispatch.class);
@@ -50,8 +60,15 @@ final class ListenerDispatch {
         void done(String pid, Outcome outcome);
     }
 
+    /** Runs a task once after a delay; the returned action cancels it (no-op once it ran). */
+    interface Timer {
+        Runnable schedule(Runnable task, long delayNanos);
+    }
+
     private final Executor calls;
     private final Executor revocations;
+    private final Timer timer;
+    private final long deadlineNanos;
     private final Results results;
     /** Executors this object created and shuts down in {@link #shutdown()}. */
     private final ExecutorService[] owned;
@@ -59,14 +76,27 @@ final class ListenerDispatch {
     /**
      * @param calls runs {@code onAssigned} and {@code onUpdated}
      * @param revocations runs {@code onRevoked}; must share no thread with {@code calls}
+     * @param timer fires the callback deadlines
+     * @param deadlineNanos D, the longest a call may run; {@code > 0}
      */
-    ListenerDispatch(Executor calls, Executor revocations, Results results) {
-        this(calls, revocations, results, new ExecutorService[0]);
+    ListenerDispatch(Executor calls, Executor revocations, Timer timer, long deadlineNanos, Results results) {
+        this(calls, revocations, timer, deadlineNanos, results, new ExecutorService[0]);
     }
 
-    private ListenerDispatch(Executor calls, Executor revocations, Results results, ExecutorService[] owned) {
+    private ListenerDispatch(
+            Executor calls,
+            Executor revocations,
+            Timer timer,
+            long deadlineNanos,
+            Results results,
+            ExecutorService[] owned) {
+        if (deadlineNanos <= 0) {
+            throw new IllegalArgumentException("the callback deadline must be positive, was " + deadlineNanos);
+        }
         this.calls = calls;
         this.revocations = revocations;
+        this.timer = timer;
+        this.deadlineNanos = deadlineNanos;
         this.results = results;
         this.owned = owned;
     }
@@ -78,15 +108,19 @@ final class ListenerDispatch {
      *
      * @param userExecutor {@code null}: the client owns the call lane
      */
-    static ListenerDispatch forClient(Executor userExecutor, String name, Results results) {
+    static ListenerDispatch forClient(
+            Executor userExecutor, String name, Timer timer, long deadlineNanos, Results results) {
         ExecutorService revocations = Executors.newFixedThreadPool(REVOCATION_THREADS, daemon(name + "-revoke-"));
         if (userExecutor == null) {
             ExecutorService calls = Executors.newFixedThreadPool(DEFAULT_CALL_THREADS, daemon(name + "-callback-"));
-            return new ListenerDispatch(calls, revocations, results, new ExecutorService[] {calls, revocations});
+            return new ListenerDispatch(
+                    calls, revocations, timer, deadlineNanos, results, new ExecutorService[] {calls, revocations});
         }
         ExecutorService handOff = Executors.newSingleThreadExecutor(daemon(name + "-handoff-"));
         return new ListenerDispatch(
-                handOff(handOff, userExecutor), revocations, results, new ExecutorService[] {handOff, revocations});
+                handOff(handOff, userExecutor), revocations, timer, deadlineNanos, results, new ExecutorService[] {
+                    handOff, revocations
+                });
     }
 
     /**
@@ -107,9 +141,13 @@ final class ListenerDispatch {
         });
     }
 
-    /** Runs {@code onAssigned}/{@code onUpdated} ({@code body}) for {@code pid} on the call lane. */
-    void call(String pid, Supplier<Outcome> body) {
-        Call call = new Call(pid, body);
+    /**
+     * Runs {@code onAssigned}/{@code onUpdated} ({@code body}) for {@code pid} on the call lane; if it
+     * has not returned D after it started, {@code overrun}'s outcome is reported instead (see the class
+     * comment).
+     */
+    void call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
+        Call call = new Call(pid, body, overrun);
         try {
             calls.execute(call);
         } catch (RejectedExecutionException e) {
@@ -149,24 +187,74 @@ final class ListenerDispatch {
         return true;
     }
 
-    /** One {@code onAssigned}/{@code onUpdated} on the call lane. */
+    /** One {@code onAssigned}/{@code onUpdated} on the call lane, with its deadline. */
     final class Call implements Runnable {
         private final String pid;
         private final Supplier<Outcome> body;
+        private final Supplier<Outcome> overrun;
+        /** Set once: by the return, the deadline or a refusal, whichever comes first. */
+        private final AtomicBoolean settled = new AtomicBoolean();
+        /** The thread running the body; guarded by {@code this}. */
+        private Thread runner;
 
-        Call(String pid, Supplier<Outcome> body) {
+        Call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
             this.pid = pid;
             this.body = body;
+            this.overrun = overrun;
         }
 
         @Override
         public void run() {
-            results.done(pid, body.get());
+            long started = System.nanoTime();
+            synchronized (this) {
+                runner = Thread.currentThread();
+            }
+            Runnable cancel = timer.schedule(this::overrun, deadlineNanos);
+            Outcome outcome;
+            try {
+                outcome = body.get();
+            } finally {
+                cancel.run();
+                synchronized (this) {
+                    runner = null; // no interrupt reaches this thread from here on
+                }
+            }
+            if (settled.compareAndSet(false, true)) {
+                results.done(pid, outcome);
+            } else {
+                Thread.interrupted(); // ours, sent at the deadline: the lane's thread lives on clean
+                log.warn(
+                        "PID {}: the abandoned callback returned after {} ms (deadline {} ms); its outcome {} is ignored",
+                        pid,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                        TimeUnit.NANOSECONDS.toMillis(deadlineNanos),
+                        outcome);
+            }
+        }
+
+        /** The timer's thread: D passed and the body has not returned. */
+        private void overrun() {
+            if (!settled.compareAndSet(false, true)) {
+                return;
+            }
+            synchronized (this) {
+                if (runner != null) {
+                    runner.interrupt();
+                }
+            }
+            log.error(
+                    "PID {}: the listener callback did not return within the callback deadline of {} ms;"
+                            + " its thread was interrupted, the PID is not held and is logged out with onRevoked",
+                    pid,
+                    TimeUnit.NANOSECONDS.toMillis(deadlineNanos));
+            results.done(pid, overrun.get());
         }
 
         /** The call lane would not take it: the callback failed without running. */
         void refused() {
-            results.done(pid, new Outcome.Failed("the callback executor rejected the call"));
+            if (settled.compareAndSet(false, true)) {
+                results.done(pid, new Outcome.Failed("the callback executor rejected the call"));
+            }
         }
     }
 

@@ -28,6 +28,11 @@ final class ListenerInvoker {
     }
 
     Outcome assign(PidNode node) {
+        return assign(node, account -> {});
+    }
+
+    /** {@code given} learns the account right before {@code onAssigned} is called with it. */
+    Outcome assign(PidNode node, java.util.function.Consumer<PidAccount> given) {
         PidAccount account;
         try {
             account = account(node);
@@ -35,6 +40,7 @@ final class ListenerInvoker {
             log.warn("PID {}: cannot open its secret, refusing it: {}", node.pidId(), describe(t));
             return new Outcome.Failed("cannot open secret: " + describe(t));
         }
+        given.accept(account);
         try {
             listener.onAssigned(account);
             log.info("PID {} assigned", node.pidId());

@@ -89,6 +89,9 @@ final class PidTracker {
         long failedMzxid = -1;
 
         String failedReason;
+        /** A call for this observation did not start (lease not valid): decide it again on resume. */
+        long deferredMzxid = -1;
+
         long reportedMzxid = -1;
         long loggedIgnoredMzxid = -1;
         int closeWrites;
@@ -146,6 +149,7 @@ final class PidTracker {
             e.staleMzxid = -1;
             e.failedMzxid = -1;
             e.failedReason = null;
+            e.deferredMzxid = -1;
             e.reportedMzxid = -1;
             e.loggedIgnoredMzxid = -1;
             e.closeWrites = 0;
@@ -164,6 +168,7 @@ final class PidTracker {
     /** Grant again (same session confirmed alive): act on every node, taking held PIDs up again. */
     List<Action> resume() {
         granting = true;
+        entries.values().forEach(e -> e.deferredMzxid = -1);
         return reconcileAll();
     }
 
@@ -241,6 +246,20 @@ final class PidTracker {
         } else if (outcome instanceof Outcome.Failed f) {
             e.failedMzxid = done.view() == null ? -1 : done.view().mzxid();
             e.failedReason = f.reason();
+        } else if (outcome instanceof Outcome.Overran o) {
+            // abandoned at the deadline: report it like a failure, but first log out, since the login
+            // may have got through (onUpdated: the PID was held; onAssigned: the listener had the account)
+            e.failedMzxid = done.view() == null ? -1 : done.view().mzxid();
+            e.failedReason = o.reason();
+            if (e.held != null) {
+                return revoke(e, o.reason());
+            }
+            if (o.account() != null) {
+                e.inFlight = new InFlight(Kind.REVOKE, e.latest);
+                return List.of(new Action.Revoke(e.pid, o.account(), o.reason()));
+            }
+        } else if (outcome instanceof Outcome.NotStarted) {
+            e.deferredMzxid = done.view() == null ? -1 : done.view().mzxid();
         }
         // Outcome.Revoked: the PID left `held` when the revocation was decided
         return reconcile(e);
@@ -351,6 +370,9 @@ final class PidTracker {
         }
         if (v.mzxid() == e.staleMzxid) {
             return List.of(); // our answer to it was refused (BadVersion): wait for the newer content
+        }
+        if (v.mzxid() == e.deferredMzxid) {
+            return List.of(); // its call could not start (lease not valid): wait for resume()
         }
         if (v.isMalformed()) {
             if (e.held != null) {

@@ -34,6 +34,11 @@ class ListenerDispatchTest {
         }
     }
 
+    /** Deadlines that never fire: these tests are about the lanes. */
+    static final ListenerDispatch.Timer NO_TIMER = (task, delay) -> () -> {};
+
+    static final long D = TimeUnit.SECONDS.toNanos(5);
+
     final Map<String, Outcome> results = new ConcurrentHashMap<>();
     final CountDownLatch p1Done = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
@@ -68,10 +73,10 @@ class ListenerDispatchTest {
     void onVirtualTimeARevocationIsQueuedOnItsOwnLaneNeverBehindCalls() {
         ManualExecutor calls = new ManualExecutor();
         ManualExecutor revocations = new ManualExecutor();
-        ListenerDispatch lanes = new ListenerDispatch(calls, revocations, results::put);
+        ListenerDispatch lanes = new ListenerDispatch(calls, revocations, NO_TIMER, D, results::put);
 
         for (int i = 2; i <= 9; i++) {
-            lanes.call("p" + i, this::hang); // never run: every call thread is blocked
+            lanes.call("p" + i, this::hang, this::hang); // never run: every call thread is blocked
         }
         lanes.revoke("p1", Outcome.Revoked::new);
 
@@ -84,13 +89,16 @@ class ListenerDispatchTest {
 
     @Test
     void withEveryCallThreadBlockedARevocationStillRunsAtOnce() throws InterruptedException {
-        dispatch = ListenerDispatch.forClient(null, "test", this::record);
+        dispatch = ListenerDispatch.forClient(null, "test", NO_TIMER, D, this::record);
         CountDownLatch allBlocked = new CountDownLatch(ListenerDispatch.DEFAULT_CALL_THREADS);
         for (int i = 0; i < ListenerDispatch.DEFAULT_CALL_THREADS + 2; i++) {
-            dispatch.call("slow" + i, () -> {
-                allBlocked.countDown();
-                return hang();
-            });
+            dispatch.call(
+                    "slow" + i,
+                    () -> {
+                        allBlocked.countDown();
+                        return hang();
+                    },
+                    this::hang);
         }
         assertThat(allBlocked.await(10, TimeUnit.SECONDS)).isTrue();
 
@@ -107,13 +115,16 @@ class ListenerDispatchTest {
 
     @Test
     void aUserExecutorThatRunsInTheCallersThreadDelaysNeitherTheCallerNorARevocation() throws InterruptedException {
-        dispatch = ListenerDispatch.forClient(Runnable::run, "test", this::record);
+        dispatch = ListenerDispatch.forClient(Runnable::run, "test", NO_TIMER, D, this::record);
         CountDownLatch blocked = new CountDownLatch(1);
 
-        dispatch.call("slow", () -> {
-            blocked.countDown();
-            return hang();
-        }); // returns at once: the hand-off thread runs it, not the caller (the state thread)
+        dispatch.call(
+                "slow",
+                () -> {
+                    blocked.countDown();
+                    return hang();
+                },
+                this::hang); // returns at once: the hand-off thread runs it, not the caller (the state thread)
         assertThat(blocked.await(10, TimeUnit.SECONDS)).isTrue();
         CountDownLatch revoked = new CountDownLatch(1);
         dispatch.revoke("p1", () -> {
@@ -134,12 +145,14 @@ class ListenerDispatchTest {
                     throw new RejectedExecutionException("full");
                 },
                 "test",
+                NO_TIMER,
+                D,
                 (pid, outcome) -> {
                     results.put(pid, outcome);
                     answered.countDown();
                 });
 
-        dispatch.call("p1", () -> new Outcome.Failed("must not run"));
+        dispatch.call("p1", () -> new Outcome.Failed("must not run"), this::hang);
 
         assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(results.get("p1")).isEqualTo(new Outcome.Failed("the callback executor rejected the call"));

@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.zookeeper.CreateMode;
 
@@ -49,8 +50,9 @@ import org.apache.zookeeper.CreateMode;
  * directly before its share). An add is written only when
  * the leader's own view proves the PID free: no node of it anywhere in the tree except DELETED ones,
  * and no write about it in flight. Together with "delete first, then add" this is the exclusive-hold
- * rule of DESIGN §6 on the leader's side; a node of a departed instance is deleted (released) only
- * once the grace period has passed since the leader saw the instance go.
+ * rule of docs/architecture.md §4 on the leader's side; a node of a departed instance is deleted
+ * (released) only once that instance's grace period ({@code graceOf}: the leader's grace plus the
+ * callback deadline the instance registered) has passed since the leader saw the instance go.
  *
  * <p>Concurrency: not thread-safe; runs on the leader's serial executor.
  */
@@ -378,6 +380,39 @@ final class Reconciler {
             }
             this.holders = holders;
             return holders;
+        }
+
+        /**
+         * The grace period of one instance: the leader's grace (T/3 + logout allowance) plus the
+         * callback deadline D the instance registered. A login begun right before the instance lost
+         * its session ends (returns, or is abandoned and logged out) by D after its start; see
+         * docs/architecture.md §4 for the arithmetic.
+         */
+        long graceOf(InstanceKey key) {
+            return grace + callbackDeadline(key);
+        }
+
+        /**
+         * D of an instance, from its instance node while it lives, else from the copy of its
+         * registration in its pids node (written with the handshake). An instance that reports none (an
+         * SDK that enforces no deadline) counts 0, as before deadlines existed; a pids node without a
+         * copy (created by a leader that kept none) or an unreadable one counts the SDK's default.
+         */
+        long callbackDeadline(InstanceKey key) {
+            ZkView.InstanceEntry instance = live(key);
+            if (instance != null && instance.node() != null) {
+                return TimeUnit.MILLISECONDS.toNanos(instance.node().callbackDeadlineMillis());
+            }
+            ZkView.Entry pidsNode = view.pidsNodes(key.module()).get(key.instance());
+            if (pidsNode != null && pidsNode.data() != null && pidsNode.data().length > 0) {
+                try {
+                    return TimeUnit.MILLISECONDS.toNanos(
+                            InstanceNode.decode(pidsNode.data()).callbackDeadlineMillis());
+                } catch (RuntimeException unreadable) {
+                    // counted as unknown below
+                }
+            }
+            return InstanceNode.DEFAULT_CALLBACK_DEADLINE.toNanos();
         }
 
         ZkView.InstanceEntry live(InstanceKey key) {
@@ -753,7 +788,10 @@ final class Reconciler {
                     }
                     List<ZkWrite> writes = new ArrayList<>();
                     if (!pidsNode) {
-                        writes.add(new ZkWrite.Create(expected, new byte[0], CreateMode.PERSISTENT));
+                        // a copy of the registration outlives the ephemeral instance node: its callback
+                        // deadline still counts in the grace once the instance is gone (graceOf)
+                        writes.add(new ZkWrite.Create(
+                                expected, data.withPidsPath(expected).encode(), CreateMode.PERSISTENT));
                     }
                     if (!pointed) {
                         writes.add(new ZkWrite.SetData(
@@ -873,7 +911,10 @@ final class Reconciler {
                         }
                     }
                     Long at = state.departedAt(key);
-                    departed.add(new DepartedInput(key.instance(), session, at == null ? now : at, pids, released));
+                    // the policy counts one grace for every instance; the instance's callback deadline
+                    // is passed as a later departure, so that its grace ends where graceOf says
+                    long departedAt = (at == null ? now : at) + callbackDeadline(key);
+                    departed.add(new DepartedInput(key.instance(), session, departedAt, pids, released));
                 }
                 inputs.add(new ModuleInput(
                         config,
@@ -983,7 +1024,7 @@ final class Reconciler {
                 return;
             }
             Long at = state.departedAt(key);
-            boolean graceOver = at != null && now - at >= grace;
+            boolean graceOver = at != null && now - at >= graceOf(key);
             for (ZkView.PidEntry entry : List.copyOf(view.pidNodes(key).values())) {
                 boolean released = entry.node() != null && entry.node().state() == PidState.DELETED;
                 if (graceOver || released) {
