@@ -22,8 +22,9 @@ package io.pidpool.client;
  * <p><b>Failures.</b> If {@code onAssigned} throws, the PID is not held; the SDK reports the failure
  * to the leader (in the PID's node), which gives the PID to another instance and puts it into
  * cooldown after repeated failures. Exceptions from {@code onUpdated} and {@code onRevoked} are
- * logged and reported; {@code onRevoked} throwing still ends the hold. No exception from a listener
- * ever stops the SDK.
+ * logged and reported. {@code onRevoked} throwing means the logout may have failed: the SDK stops
+ * using the PID all the same, but does not release it to the leader; the leader hands it on only
+ * after the grace period. No exception from a listener ever stops the SDK.
  *
  * <p><b>Callback deadline.</b> {@code onAssigned} and {@code onUpdated} must return within the
  * client's callback deadline D ({@link PidClient.Builder#callbackDeadline}, default 5 s). A call still

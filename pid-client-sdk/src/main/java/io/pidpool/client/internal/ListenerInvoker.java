@@ -73,10 +73,15 @@ final class ListenerInvoker {
         try {
             listener.onRevoked(account);
             log.info("PID {} revoked: {}", account.id(), why);
+            return new Outcome.Revoked();
         } catch (Throwable t) {
-            log.error("PID {}: onRevoked threw; the PID counts as revoked anyway", account.id(), t);
+            log.error(
+                    "PID {}: onRevoked threw, the logout may have failed; the PID is not used any more and"
+                            + " the failure is reported, so the leader frees it only after the grace period",
+                    account.id(),
+                    t);
+            return new Outcome.RevokeFailed("onRevoked failed: " + describe(t));
         }
-        return new Outcome.Revoked();
     }
 
     private PidAccount account(PidNode node) {

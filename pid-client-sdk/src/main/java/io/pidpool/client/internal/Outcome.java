@@ -10,8 +10,14 @@ sealed interface Outcome {
     /** {@code onUpdated} returned: the PID is still held, now with this account. */
     record Updated(PidAccount after) implements Outcome {}
 
-    /** {@code onRevoked} returned (or threw): the PID is no longer held. */
+    /** {@code onRevoked} returned: the PID is no longer held. */
     record Revoked() implements Outcome {}
+
+    /**
+     * {@code onRevoked} threw: the PID is no longer used, but the logout may have failed, so the client
+     * does not answer DELETED; it reports {@code reason} in the node instead (docs/sdk.md).
+     */
+    record RevokeFailed(String reason) implements Outcome {}
 
     /** Opening the secret, {@code onAssigned} or {@code onUpdated} threw; reported in the node. */
     record Failed(String reason) implements Outcome {}

@@ -584,7 +584,9 @@ final class Reconciler {
                         }
                     }
                     case DELETING -> {
-                        if (node.epoch().isOlderThan(epoch)) {
+                        if (node.hasError()) {
+                            logoutFailed(entry, node, liveInstructions);
+                        } else if (node.epoch().isOlderThan(epoch)) {
                             restamp(entry, node, Intent.Kind.REVOKE);
                         } else if (unanswered(instructionKey(entry), liveInstructions)) {
                             alertOnce(
@@ -615,6 +617,31 @@ final class Reconciler {
             }
             if (!stale.isEmpty()) {
                 emit(new LeaderRecord.InstructionsForgotten(stale));
+            }
+        }
+
+        /**
+         * The holder answered DELETING with an error: its {@code onRevoked} threw, so it may still be
+         * logged in. The node stays (the PID is handed to nobody, nothing is re-sent) until the holder's
+         * grace period ({@link #graceOf}) has passed since this leader first saw the failure; then it is
+         * removed and the PID is free. If the holder leaves first, the node waits for the grace after its
+         * departure like every node of a departed instance. A new leader starts the wait over.
+         */
+        void logoutFailed(ZkView.PidEntry entry, PidNode node, Set<String> liveInstructions) {
+            String key = "logout-failed:" + instructionKey(entry);
+            liveInstructions.add(key); // kept while the node is there (InstructionsForgotten otherwise)
+            Long seen = state.instructionSeen(key);
+            if (seen == null) {
+                emit(new LeaderRecord.InstructionSeen(key, now));
+                alertOnce(
+                        key,
+                        "ALERT PID " + entry.pidId() + " could not be logged out by " + entry.holder() + " ("
+                                + node.error() + "); it stays with the instance for its grace period ("
+                                + TimeUnit.NANOSECONDS.toMillis(graceOf(entry.holder())) + " ms), then is freed");
+                return;
+            }
+            if (now - seen >= graceOf(entry.holder())) {
+                remove(entry, "logout failed (" + node.error() + "), grace over");
             }
         }
 
@@ -1013,6 +1040,9 @@ final class Reconciler {
                 return;
             }
             PidState current = entry.node().state();
+            if (current == PidState.DELETING && entry.node().hasError()) {
+                return; // a failed logout waits for the grace period (logoutFailed), never re-sent
+            }
             if (PidState.DELETING.canFollow(current)) {
                 revoke(entry, entry.node(), step.move() ? "rebalance" : "not wanted here");
             }
