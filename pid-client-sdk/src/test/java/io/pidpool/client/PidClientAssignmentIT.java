@@ -273,4 +273,50 @@ class PidClientAssignmentIT extends SdkIT {
         assertThat(client.state()).isEqualTo(PidClient.State.CLOSED);
         assertThat(leader.instances(MODULE)).isEmpty();
     }
+
+    /**
+     * A login that hangs past the callback deadline D: its thread is interrupted, the PID is not held,
+     * {@code onRevoked} undoes the login, and the failure is reported to the leader (the failed
+     * ADDING), while other PIDs are unaffected.
+     */
+    @Test
+    void aLoginThatOverrunsTheCallbackDeadlineIsAbandonedLoggedOutAndReported() {
+        Duration deadline = Duration.ofMillis(500);
+        List<String> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch never = new CountDownLatch(1);
+        PidListener hanging = new PidListener() {
+            @Override
+            public void onAssigned(PidAccount account) throws Exception {
+                calls.add("assign " + account.id());
+                if (account.id().equals("slow")) {
+                    try {
+                        never.await();
+                    } catch (InterruptedException e) {
+                        calls.add("interrupted " + account.id());
+                        throw e;
+                    }
+                }
+            }
+
+            @Override
+            public void onRevoked(PidAccount account) {
+                calls.add("revoke " + account.id());
+            }
+        };
+        PidClient client = harness.start(harness.builder(hanging).callbackDeadline(deadline));
+        FakeLeader.Instance instance = harness.handshake(client);
+
+        leader.add(instance, "slow", FakeLeader.account("pw", 100));
+        await().atMost(WAIT)
+                .until(() ->
+                        leader.read(instance, "slow").map(PidNode::hasError).orElse(false));
+
+        PidNode reported = leader.read(instance, "slow").orElseThrow();
+        assertThat(reported.state()).isEqualTo(PidState.ADDING);
+        assertThat(reported.error()).contains("did not return within the callback deadline of 500 ms");
+        assertThat(calls).contains("assign slow", "interrupted slow", "revoke slow");
+        assertThat(client.heldPids()).doesNotContain("slow");
+        harness.addAndAwait(instance, "fast");
+        assertThat(client.heldPids()).containsExactly("fast");
+    }
 }
