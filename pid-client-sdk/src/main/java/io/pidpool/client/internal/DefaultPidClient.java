@@ -70,7 +70,8 @@ import org.slf4j.LoggerFactory;
  *       empty before the state thread even runs; only the state thread opens it.
  *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses and checks
  *       the lease; every T/6 sends a heartbeat (several may be in flight, see {@link Heartbeats});
- *       owns the {@link PauseDetector}; posts stops to the state thread.
+ *       owns the {@link PauseDetector}; posts stops to the state thread. It also fires the callback
+ *       deadlines of {@link ListenerDispatch} (interrupt, outcome posted to the state thread).
  *   <li><b>Callback lanes</b> ({@link ListenerDispatch}): {@code onAssigned}/{@code onUpdated} on the
  *       call lane (the user's executor, fed from a hand-off thread, or the client's own threads),
  *       {@code onRevoked} on a revocation lane of the client's own threads, so a hanging login never
