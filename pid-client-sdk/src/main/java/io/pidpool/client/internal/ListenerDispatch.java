@@ -1,5 +1,6 @@
 package io.pidpool.client.internal;
 
+import io.pidpool.core.error.Preconditions;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -90,9 +91,11 @@ final class ListenerDispatch {
             long deadlineNanos,
             Results results,
             ExecutorService[] owned) {
-        if (deadlineNanos <= 0) {
-            throw new IllegalArgumentException("the callback deadline must be positive, was " + deadlineNanos);
-        }
+        Preconditions.requireArgument(
+                deadlineNanos > 0,
+                "callbackDeadline",
+                "the callback deadline must be positive, was %d ns",
+                deadlineNanos);
         this.calls = calls;
         this.revocations = revocations;
         this.timer = timer;
