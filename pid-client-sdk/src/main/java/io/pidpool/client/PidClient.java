@@ -12,6 +12,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
+import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
 import java.time.Duration;
@@ -218,6 +219,7 @@ public interface PidClient extends AutoCloseable {
         private Duration sessionTimeout = Duration.ofSeconds(5);
         private Duration startTimeout = Duration.ofSeconds(30);
         private Duration closeTimeout = Duration.ofSeconds(10);
+        private Duration callbackDeadline = InstanceNode.DEFAULT_CALLBACK_DEADLINE;
         private Ticker ticker = Ticker.system();
         private Executor callbackExecutor;
         private ZkAuth zkAuth = ZkAuth.none();
@@ -404,6 +406,29 @@ public interface PidClient extends AutoCloseable {
             return this;
         }
 
+        /**
+         * D, the longest {@code onAssigned} or {@code onUpdated} may run. Default 5 s; within 100 ms..5
+         * min. A call that has not returned D after it started is abandoned: the SDK interrupts its
+         * thread, logs an error naming the PID and D, does not hold the PID, calls {@code onRevoked}
+         * for the account so that a login still in progress is undone, and reports the failure to the
+         * leader. The client registers D, and the leader waits D longer before it hands a vanished
+         * instance's PIDs on (its grace = T/3 + D + logout allowance, docs/sdk.md "Timing"): a larger D
+         * makes slow logins possible and failover slower.
+         */
+        public Builder callbackDeadline(Duration deadline) {
+            requireArgument(
+                    deadline != null
+                            && deadline.compareTo(InstanceNode.MIN_CALLBACK_DEADLINE) >= 0
+                            && deadline.compareTo(InstanceNode.MAX_CALLBACK_DEADLINE) <= 0,
+                    "callbackDeadline",
+                    "callbackDeadline must be within %s..%s, was %s",
+                    InstanceNode.MIN_CALLBACK_DEADLINE,
+                    InstanceNode.MAX_CALLBACK_DEADLINE,
+                    deadline);
+            this.callbackDeadline = deadline.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+            return this;
+        }
+
         /** How long {@link PidClient#close()} waits for callbacks and acknowledgements. Default 10 s. */
         public Builder closeTimeout(Duration timeout) {
             requireArgument(
@@ -425,9 +450,11 @@ public interface PidClient extends AutoCloseable {
         }
 
         /**
-         * Runs the listener callbacks. The client never shuts a given executor down. Default: a pool
-         * of 4 daemon threads owned (and shut down) by the client. Callbacks of one PID never overlap,
-         * whatever the executor.
+         * Runs {@code onAssigned} and {@code onUpdated}. The client hands each call to it from a thread
+         * of its own (so even a caller-runs executor never blocks the client) and never shuts it
+         * down. Default: a pool of 4 daemon threads owned (and shut down) by the client. {@code
+         * onRevoked} never runs here but on the client's own revocation threads, so no executor can
+         * make a logout wait behind logins. Callbacks of one PID never overlap, whatever the executor.
          */
         public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = requireNonNull(executor, "callbackExecutor");
@@ -474,6 +501,7 @@ public interface PidClient extends AutoCloseable {
                     sessionTimeout,
                     startTimeout,
                     closeTimeout,
+                    callbackDeadline,
                     ticker,
                     callbackExecutor,
                     zkAuth,

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
 class PidClientAssignmentIT extends SdkIT {
     @Test
     void registersUnderASessionDerivedIdAndFollowsTheHandshake() {
-        PidClient client = harness.start(harness.builder(listener).weight(3));
+        PidClient client =
+                harness.start(harness.builder(listener).weight(3).callbackDeadline(Duration.ofMillis(7_500)));
 
         assertThat(client.state()).isEqualTo(PidClient.State.REGISTERED);
         Registration registration = client.registration().orElseThrow();
@@ -40,7 +41,8 @@ class PidClientAssignmentIT extends SdkIT {
 
         FakeLeader.Instance instance = harness.instanceOf(client);
         assertThat(instance.ownerSessionId()).isEqualTo(registration.sessionId()); // EPHEMERAL of that session
-        assertThat(leader.instanceData(instance)).contains(InstanceNode.registering(3, "test-host"));
+        assertThat(leader.instanceData(instance))
+                .contains(InstanceNode.registering(3, "test-host", Duration.ofMillis(7_500))); // D reported
 
         harness.handshake(client);
         assertThat(client.registration().orElseThrow().pidsPath()).isEqualTo(instance.pidsPath());
@@ -208,7 +210,7 @@ class PidClientAssignmentIT extends SdkIT {
             }
         });
         CountDownLatch gate = listener.blockAssign("p1");
-        PidClient client = harness.start(harness.builder(listener));
+        PidClient client = harness.start(harness.builder(listener).callbackDeadline(Duration.ofSeconds(60)));
         FakeLeader.Instance instance = harness.handshake(client);
 
         leader.add(instance, "p1", FakeLeader.account("pw", 100));
@@ -270,5 +272,51 @@ class PidClientAssignmentIT extends SdkIT {
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
         assertThat(client.state()).isEqualTo(PidClient.State.CLOSED);
         assertThat(leader.instances(MODULE)).isEmpty();
+    }
+
+    /**
+     * A login that hangs past the callback deadline D: its thread is interrupted, the PID is not held,
+     * {@code onRevoked} undoes the login, and the failure is reported to the leader (the failed
+     * ADDING), while other PIDs are unaffected.
+     */
+    @Test
+    void aLoginThatOverrunsTheCallbackDeadlineIsAbandonedLoggedOutAndReported() {
+        Duration deadline = Duration.ofMillis(500);
+        List<String> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch never = new CountDownLatch(1);
+        PidListener hanging = new PidListener() {
+            @Override
+            public void onAssigned(PidAccount account) throws Exception {
+                calls.add("assign " + account.id());
+                if (account.id().equals("slow")) {
+                    try {
+                        never.await();
+                    } catch (InterruptedException e) {
+                        calls.add("interrupted " + account.id());
+                        throw e;
+                    }
+                }
+            }
+
+            @Override
+            public void onRevoked(PidAccount account) {
+                calls.add("revoke " + account.id());
+            }
+        };
+        PidClient client = harness.start(harness.builder(hanging).callbackDeadline(deadline));
+        FakeLeader.Instance instance = harness.handshake(client);
+
+        leader.add(instance, "slow", FakeLeader.account("pw", 100));
+        await().atMost(WAIT)
+                .until(() ->
+                        leader.read(instance, "slow").map(PidNode::hasError).orElse(false));
+
+        PidNode reported = leader.read(instance, "slow").orElseThrow();
+        assertThat(reported.state()).isEqualTo(PidState.ADDING);
+        assertThat(reported.error()).contains("did not return within the callback deadline of 500 ms");
+        assertThat(calls).contains("assign slow", "interrupted slow", "revoke slow");
+        assertThat(client.heldPids()).doesNotContain("slow");
+        harness.addAndAwait(instance, "fast");
+        assertThat(client.heldPids()).containsExactly("fast");
     }
 }

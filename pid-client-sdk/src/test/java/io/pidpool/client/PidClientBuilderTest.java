@@ -51,6 +51,11 @@ class PidClientBuilderTest {
         rejects("redisAddress", b -> b.redisAddress("127.0.0.1:6379"));
         rejects("sessionTimeout", b -> b.sessionTimeout(Duration.ofMillis(10)));
         rejects("startTimeout", b -> b.startTimeout(Duration.ZERO));
+        rejects("callbackDeadline", b -> b.callbackDeadline(null));
+        rejects("callbackDeadline", b -> b.callbackDeadline(Duration.ofMillis(99)));
+        rejects(
+                "callbackDeadline",
+                b -> b.callbackDeadline(Duration.ofMinutes(5).plusMillis(1)));
         rejects("listener", b -> b.listener(null));
         rejects("secretOpener", b -> b.secretOpener(null));
         rejects("ticker", b -> b.ticker(null));

@@ -13,7 +13,11 @@ import io.pidpool.client.testing.RecordingListener.Kind;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.testing.ManualTicker;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,5 +138,44 @@ class PidClientConnectionIT extends PlatformSdkIT {
         await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2"))); // fresh heartbeat
         assertThat(listener.kinds("p1")).containsExactly(Kind.ASSIGNED, Kind.REVOKED, Kind.ASSIGNED);
         assertThat(client.registration().orElseThrow().sessionId()).isEqualTo(before.sessionId());
+    }
+
+    /**
+     * Every callback thread is taken by a login that hangs (four blocked {@code onAssigned}, the
+     * default pool's size): the revocation of a PID already held must not queue behind them. The bound:
+     * with every assignment thread blocked, {@code onRevoked} starts one state-thread hop after the
+     * client decided to revoke (here: the lease lapses about 0.62T after the last reply), so the hold
+     * ends before T after the cut, as for an idle client.
+     */
+    @Test
+    void aRevocationDoesNotWaitBehindLoginsThatHang() {
+        BlackHoleProxy proxy = harness.proxy();
+        // a deadline far away: the hanging logins are not abandoned while the test watches p1
+        PidClient client = harness.start(harness.builder(listener)
+                .connectString(proxy.connectString())
+                .callbackDeadline(Duration.ofSeconds(60)));
+        FakeLeader.Instance instance = harness.handshake(client);
+        harness.addAndAwait(instance, "p1");
+        Duration t = client.registration().orElseThrow().sessionTimeout();
+        List<String> slow = List.of("p2", "p3", "p4", "p5");
+        Set<String> started = ConcurrentHashMap.newKeySet();
+        List<CountDownLatch> gates = new ArrayList<>();
+        slow.forEach(pid -> gates.add(listener.blockAssign(pid)));
+        listener.beforeAssign(account -> started.add(account.id()));
+        try {
+            slow.forEach(pid -> leader.add(instance, pid, FakeLeader.account("pw-" + pid, 100)));
+            await().atMost(WAIT).until(() -> started.containsAll(slow)); // every callback thread is busy
+
+            proxy.blackHole();
+            long cut = System.nanoTime();
+            await().atMost(t).until(() -> !listener.held().contains("p1"));
+            log.info(
+                    "blocked logins: p1 revoked {} ms after the cut (T = {} ms)",
+                    (System.nanoTime() - cut) / 1_000_000,
+                    t.toMillis());
+            assertThat(client.heldPids()).isEmpty();
+        } finally {
+            gates.forEach(CountDownLatch::countDown);
+        }
     }
 }

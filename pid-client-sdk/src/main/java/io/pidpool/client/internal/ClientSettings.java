@@ -20,6 +20,7 @@ import org.redisson.api.RedissonClient;
  *     caller's client, never closed by the SDK
  * @param instancePrefix {@code null}: derive from the host name
  * @param host {@code null}: resolve this machine's name at start
+ * @param callbackDeadline D: the longest {@code onAssigned}/{@code onUpdated} may run (registered)
  * @param callbackExecutor {@code null}: the client owns a small pool
  * @param zkAuth ZooKeeper authentication and the ACL of the nodes the client creates
  * @param batchedPermits the quota's {@code PermitIssuer} runs in batched mode
@@ -39,6 +40,7 @@ public record ClientSettings(
         Duration sessionTimeout,
         Duration startTimeout,
         Duration closeTimeout,
+        Duration callbackDeadline,
         Ticker ticker,
         Executor callbackExecutor,
         ZkAuth zkAuth,

@@ -21,8 +21,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +31,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -73,9 +70,13 @@ import org.slf4j.LoggerFactory;
  *       empty before the state thread even runs; only the state thread opens it.
  *   <li><b>Watchdog thread</b> ({@code pidclient-watchdog-*}): every T/20 measures pauses and checks
  *       the lease; every T/6 sends a heartbeat (several may be in flight, see {@link Heartbeats});
- *       owns the {@link PauseDetector}; posts stops to the state thread.
- *   <li><b>Callback executor</b>: runs listener callbacks; the tracker guarantees one at a time per
- *       PID; the outcome is posted back to the state thread.
+ *       owns the {@link PauseDetector}; posts stops to the state thread. It also fires the callback
+ *       deadlines of {@link ListenerDispatch} (interrupt, outcome posted to the state thread).
+ *   <li><b>Callback lanes</b> ({@link ListenerDispatch}): {@code onAssigned}/{@code onUpdated} on the
+ *       call lane (the user's executor, fed from a hand-off thread, or the client's own threads),
+ *       {@code onRevoked} on a revocation lane of the client's own threads, so a hanging login never
+ *       delays a logout; the tracker guarantees one callback at a time per PID; the outcome is posted
+ *       back to the state thread.
  *   <li><b>Callers</b>: {@link #heldPids()} reads volatile snapshots and the lock-free {@link Lease};
  *       {@link #start()} and {@link #close()} post to the state thread and wait with a timeout.
  * </ul>
@@ -88,7 +89,6 @@ public final class DefaultPidClient implements PidClient {
 
     private static final Duration REGISTER_RETRY = Duration.ofMillis(500);
     private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
-    private static final int DEFAULT_CALLBACK_THREADS = 4;
     /** Acknowledgements per multi-op: ~200 nodes of a few KB stay far below jute.maxbuffer. */
     private static final int MAX_WRITES_PER_MULTI = 200;
 
@@ -143,12 +143,11 @@ public final class DefaultPidClient implements PidClient {
     private final Ticker ticker;
     private final CuratorFramework curator;
     private final ScheduledExecutorService stateThread;
-    /** The state thread itself (a caller on it, e.g. a direct callback executor, must not wait for it). */
+    /** The state thread itself (a task on it must not wait for it). */
     private volatile Thread stateThreadRef;
 
     private final ScheduledExecutorService watchdog;
-    private final Executor callbacks;
-    private final ExecutorService ownedCallbacks;
+    private final ListenerDispatch callbacks;
     private final ListenerInvoker invoker;
     private final Lease lease = new Lease();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
@@ -226,14 +225,12 @@ public final class DefaultPidClient implements PidClient {
         this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));
         stateThread.execute(() -> stateThreadRef = Thread.currentThread());
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-watchdog-" + n));
-        if (settings.callbackExecutor() != null) {
-            this.ownedCallbacks = null;
-            this.callbacks = settings.callbackExecutor();
-        } else {
-            this.ownedCallbacks =
-                    Executors.newFixedThreadPool(DEFAULT_CALLBACK_THREADS, daemon("pidclient-callback-" + n + "-"));
-            this.callbacks = ownedCallbacks;
-        }
+        this.callbacks = ListenerDispatch.forClient(
+                settings.callbackExecutor(),
+                "pidclient-" + n,
+                this::deadlineTimer,
+                settings.callbackDeadline().toNanos(),
+                (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
     }
 
@@ -612,7 +609,8 @@ public final class DefaultPidClient implements PidClient {
                     .withMode(CreateMode.EPHEMERAL)
                     .forPath(
                             path,
-                            InstanceNode.registering(settings.weight(), host).encode());
+                            InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
+                                    .encode());
         } catch (KeeperException.NodeExistsException e) {
             // our own earlier attempt on this session whose reply was lost
             try {
@@ -1031,14 +1029,21 @@ public final class DefaultPidClient implements PidClient {
         publishHeld();
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
-                dispatch(x.pid(), false, () -> invoker.assign(x.view().node()));
-            } else if (a instanceof Action.Update x) {
-                dispatch(
+                AtomicReference<io.pidpool.client.PidAccount> given = new AtomicReference<>();
+                callbacks.call(
                         x.pid(),
-                        false,
-                        () -> invoker.update(x.before(), x.view().node()));
+                        () -> mayStartCallback() ? invoker.assign(x.view().node(), given::set) : notStarted(x),
+                        () -> new Outcome.Overran(given.get(), overrun("onAssigned")));
+            } else if (a instanceof Action.Update x) {
+                callbacks.call(
+                        x.pid(),
+                        () -> mayStartCallback()
+                                ? invoker.update(x.before(), x.view().node())
+                                : notStarted(x),
+                        () -> new Outcome.Overran(x.before(), overrun("onUpdated")));
             } else if (a instanceof Action.Revoke x) {
-                dispatch(x.pid(), true, () -> invoker.revoke(x.account(), x.why()));
+                // its own lane: a revocation never waits behind logins (ListenerDispatch)
+                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
             } else if (a instanceof Action.Write x) {
                 queueWrite(x);
             }
@@ -1049,28 +1054,41 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
+    /**
+     * A callback thread, right before {@code onAssigned}/{@code onUpdated}: a login may begin only
+     * while the lease is valid, so that it ends (returns or is abandoned at the deadline) by the lease
+     * end + D, the bound the leader's grace counts on (docs/sdk.md "Timing").
+     */
+    private boolean mayStartCallback() {
+        return hold.leaseValid();
+    }
+
+    private static Outcome notStarted(Action a) {
+        log.info(
+                "PID {}: not calling the listener, the session is not provably alive; decided again on resume",
+                a.pid());
+        return new Outcome.NotStarted();
+    }
+
+    private String overrun(String callback) {
+        return callback + " did not return within the callback deadline of "
+                + settings.callbackDeadline().toMillis() + " ms";
+    }
+
+    /** The callback deadlines run on the watchdog thread. */
+    private Runnable deadlineTimer(Runnable task, long delayNanos) {
+        try {
+            ScheduledFuture<?> f = watchdog.schedule(guarded(task), delayNanos, TimeUnit.NANOSECONDS);
+            return () -> f.cancel(false);
+        } catch (RejectedExecutionException closing) {
+            return () -> {};
+        }
+    }
+
     private void publishHeld() {
         Set<String> held = tracker.takeHeldIfChanged();
         if (held != null) {
             heldSnapshot = held;
-        }
-    }
-
-    private void dispatch(String pid, boolean mustRun, Supplier<Outcome> call) {
-        Runnable task = () -> {
-            Outcome outcome = call.get();
-            post(() -> apply(tracker.onCallbackDone(pid, outcome)));
-        };
-        try {
-            callbacks.execute(task);
-        } catch (RejectedExecutionException e) {
-            if (mustRun) {
-                log.warn("The callback executor rejected onRevoked for PID {}; running it on the state thread", pid);
-                task.run();
-            } else {
-                post(() -> apply(
-                        tracker.onCallbackDone(pid, new Outcome.Failed("the callback executor rejected the call"))));
-            }
         }
     }
 
@@ -1412,9 +1430,7 @@ public final class DefaultPidClient implements PidClient {
         timing = null;
         lease.end();
         curator.close();
-        if (ownedCallbacks != null) {
-            ownedCallbacks.shutdown();
-        }
+        callbacks.shutdown();
         heldSnapshot = Set.of();
         lifecycle.set(Lifecycle.CLOSED);
         state = State.CLOSED;

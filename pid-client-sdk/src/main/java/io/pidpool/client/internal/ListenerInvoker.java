@@ -28,6 +28,11 @@ final class ListenerInvoker {
     }
 
     Outcome assign(PidNode node) {
+        return assign(node, account -> {});
+    }
+
+    /** {@code given} learns the account right before {@code onAssigned} is called with it. */
+    Outcome assign(PidNode node, java.util.function.Consumer<PidAccount> given) {
         PidAccount account;
         try {
             account = account(node);
@@ -35,6 +40,7 @@ final class ListenerInvoker {
             log.warn("PID {}: cannot open its secret, refusing it: {}", node.pidId(), describe(t));
             return new Outcome.Failed("cannot open secret: " + describe(t));
         }
+        given.accept(account);
         try {
             listener.onAssigned(account);
             log.info("PID {} assigned", node.pidId());
@@ -67,10 +73,15 @@ final class ListenerInvoker {
         try {
             listener.onRevoked(account);
             log.info("PID {} revoked: {}", account.id(), why);
+            return new Outcome.Revoked();
         } catch (Throwable t) {
-            log.error("PID {}: onRevoked threw; the PID counts as revoked anyway", account.id(), t);
+            log.error(
+                    "PID {}: onRevoked threw, the logout may have failed; the PID is not used any more and"
+                            + " the failure is reported, so the leader frees it only after the grace period",
+                    account.id(),
+                    t);
+            return new Outcome.RevokeFailed("onRevoked failed: " + describe(t));
         }
-        return new Outcome.Revoked();
     }
 
     private PidAccount account(PidNode node) {

@@ -10,9 +10,29 @@ sealed interface Outcome {
     /** {@code onUpdated} returned: the PID is still held, now with this account. */
     record Updated(PidAccount after) implements Outcome {}
 
-    /** {@code onRevoked} returned (or threw): the PID is no longer held. */
+    /** {@code onRevoked} returned: the PID is no longer held. */
     record Revoked() implements Outcome {}
+
+    /**
+     * {@code onRevoked} threw: the PID is no longer used, but the logout may have failed, so the client
+     * does not answer DELETED; it reports {@code reason} in the node instead (docs/sdk.md).
+     */
+    record RevokeFailed(String reason) implements Outcome {}
 
     /** Opening the secret, {@code onAssigned} or {@code onUpdated} threw; reported in the node. */
     record Failed(String reason) implements Outcome {}
+
+    /**
+     * {@code onAssigned}/{@code onUpdated} did not return within the callback deadline and was
+     * abandoned: the PID is not held, {@code account} (the one the listener was given; {@code null}
+     * if the call never reached the listener) is logged out with {@code onRevoked}, and {@code reason}
+     * is reported in the node.
+     */
+    record Overran(PidAccount account, String reason) implements Outcome {}
+
+    /**
+     * The call did not start: the client's lease was not valid when its turn came (it may not begin a
+     * login it cannot finish in time). The observation is decided again when the client grants again.
+     */
+    record NotStarted() implements Outcome {}
 }

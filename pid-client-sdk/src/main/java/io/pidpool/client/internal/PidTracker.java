@@ -89,11 +89,19 @@ final class PidTracker {
         long failedMzxid = -1;
 
         String failedReason;
+        /** A call for this observation did not start (lease not valid): decide it again on resume. */
+        long deferredMzxid = -1;
+
         long reportedMzxid = -1;
         long loggedIgnoredMzxid = -1;
         int closeWrites;
         /** The user's report about the account, until a write of this session carried it. */
         HealthReport healthReport;
+        /**
+         * Why the last {@code onRevoked} failed ({@code null}: it did not): the client may still be
+         * logged in, so it never answers DELETED until an {@code onAssigned} succeeds again.
+         */
+        String logoutFailed;
 
         Entry(String pid) {
             this.pid = pid;
@@ -146,10 +154,12 @@ final class PidTracker {
             e.staleMzxid = -1;
             e.failedMzxid = -1;
             e.failedReason = null;
+            e.deferredMzxid = -1;
             e.reportedMzxid = -1;
             e.loggedIgnoredMzxid = -1;
             e.closeWrites = 0;
             e.healthReport = null; // the leader withdraws a new session's PIDs anew; a report was for the old one
+            e.logoutFailed = null; // the old session's nodes wait for the grace period anyway
             actions.addAll(reconcile(e));
         }
         return actions;
@@ -164,6 +174,7 @@ final class PidTracker {
     /** Grant again (same session confirmed alive): act on every node, taking held PIDs up again. */
     List<Action> resume() {
         granting = true;
+        entries.values().forEach(e -> e.deferredMzxid = -1);
         return reconcileAll();
     }
 
@@ -235,14 +246,32 @@ final class PidTracker {
         InFlight done = e.inFlight;
         e.inFlight = null;
         if (outcome instanceof Outcome.Assigned a) {
+            e.logoutFailed = null;
             hold(e, a.account(), done.view().node().account());
         } else if (outcome instanceof Outcome.Updated u) {
             hold(e, u.after(), done.view().node().account());
         } else if (outcome instanceof Outcome.Failed f) {
             e.failedMzxid = done.view() == null ? -1 : done.view().mzxid();
             e.failedReason = f.reason();
+        } else if (outcome instanceof Outcome.Overran o) {
+            // abandoned at the deadline: report it like a failure, but first log out, since the login
+            // may have got through (onUpdated: the PID was held; onAssigned: the listener had the account)
+            e.failedMzxid = done.view() == null ? -1 : done.view().mzxid();
+            e.failedReason = o.reason();
+            if (e.held != null) {
+                return revoke(e, o.reason());
+            }
+            if (o.account() != null) {
+                e.inFlight = new InFlight(Kind.REVOKE, e.latest);
+                return List.of(new Action.Revoke(e.pid, o.account(), o.reason()));
+            }
+        } else if (outcome instanceof Outcome.Revoked) {
+            e.logoutFailed = null;
+        } else if (outcome instanceof Outcome.RevokeFailed f) {
+            e.logoutFailed = f.reason(); // the PID left `held` when the revocation was decided
+        } else if (outcome instanceof Outcome.NotStarted) {
+            e.deferredMzxid = done.view() == null ? -1 : done.view().mzxid();
         }
-        // Outcome.Revoked: the PID left `held` when the revocation was decided
         return reconcile(e);
     }
 
@@ -352,6 +381,9 @@ final class PidTracker {
         if (v.mzxid() == e.staleMzxid) {
             return List.of(); // our answer to it was refused (BadVersion): wait for the newer content
         }
+        if (v.mzxid() == e.deferredMzxid) {
+            return List.of(); // its call could not start (lease not valid): wait for resume()
+        }
         if (v.isMalformed()) {
             if (e.held != null) {
                 return revoke(e, "its node became unreadable");
@@ -393,8 +425,14 @@ final class PidTracker {
                 }
                 yield n.hasError() || n.hasReport() ? List.of() : assign(e, v);
             }
-            case DELETING ->
-                e.held != null ? revoke(e, "the leader asked for it (DELETING)") : write(e, v, n.acknowledged());
+            case DELETING -> {
+                if (e.held != null) {
+                    yield revoke(e, "the leader asked for it (DELETING)");
+                }
+                // a failed logout is reported, not answered DELETED: the leader then frees the PID only
+                // after the grace period
+                yield write(e, v, e.logoutFailed != null ? n.failed(e.logoutFailed) : n.acknowledged());
+            }
             case DELETED -> e.held != null ? revoke(e, "its node says DELETED") : List.of();
         };
     }
@@ -407,6 +445,7 @@ final class PidTracker {
                 && v.node().ownerSessionId() == sessionId
                 && v.node().state() != PidState.DELETED
                 && v.mzxid() != e.staleMzxid
+                && e.logoutFailed == null // never DELETED after a failed logout: the node waits for the grace
                 && e.closeWrites < MAX_CLOSE_WRITES;
     }
 

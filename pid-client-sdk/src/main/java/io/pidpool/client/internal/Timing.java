@@ -6,15 +6,17 @@ import java.time.Duration;
 /**
  * Every interval the SDK uses, derived from the <em>negotiated</em> ZooKeeper session timeout T.
  *
- * <h2>Why the client stops in time (DESIGN.md §6)</h2>
+ * <h2>Why the client stops in time (docs/architecture.md §4)</h2>
  *
  * <p>Let c be the last instant the ZooKeeper server heard from this client, and L the time {@code
  * onRevoked} needs to log out (the "logout allowance" the leader's grace period includes).
  *
  * <ul>
  *   <li><b>Server and leader.</b> The server expires the session no earlier than c + T; the leader
- *       sees the ephemeral node vanish after that and then waits the grace G = T/3 + L before it
- *       writes ADDING for the PID anywhere else. The earliest foreign login is therefore c + 4T/3 + L.
+ *       sees the ephemeral node vanish after that and then waits the grace G = T/3 + D + L (D = the
+ *       registered callback deadline) before it writes ADDING for the PID anywhere else. The earliest
+ *       foreign login is therefore c + 4T/3 + D + L; a login in flight is over (returned, or
+ *       abandoned and logged out) by q + 0.567T + D + L (docs/sdk.md "Timing").
  *       (Or the leader waits for this client's DELETED, which comes after {@code onRevoked} returned.)
  *   <li><b>Lease.</b> A successful reply to a request <em>sent</em> at q proves c ≥ q. The lease runs
  *       until q + {@link #leaseBudget()} = q + 2T/3 − m, with margin m = T/10, i.e. q + 0.567T. A

@@ -2,41 +2,89 @@ package io.pidpool.core.protocol;
 
 import static io.pidpool.core.error.Preconditions.requireArgument;
 
+import java.time.Duration;
+
 /**
  * The data of an instance's EPHEMERAL node {@code /modules/<module>/<instance>}. The SDK creates it
  * with an empty {@code pidsPath}; the leader creates {@code <instance>-pids} and writes its path
  * here (a versioned write, keeping the SDK's fields), which tells the SDK where to watch.
  *
+ * <p>Wire format: version 1 = pidsPath, weight, host; version 2 = version 1 + the callback deadline
+ * in milliseconds. A node without a deadline is still written as version 1, so a leader or SDK that
+ * knows only version 1 reads it as before.
+ *
  * @param weight the instance's share relative to its peers (1 = normal)
  * @param host where the instance runs, for operators
+ * @param callbackDeadlineMillis the longest an {@code onAssigned}/{@code onUpdated} of this instance
+ *     may run before the SDK abandons it (the leader adds it to this instance's grace period); {@code
+ *     0} = not reported (an SDK that enforces no deadline)
  */
-public record InstanceNode(String pidsPath, int weight, String host) {
+public record InstanceNode(String pidsPath, int weight, String host, long callbackDeadlineMillis) {
     private static final int MAGIC = 'I';
     private static final int VERSION = 1;
+    private static final int VERSION_WITH_DEADLINE = 2;
+
+    /**
+     * The SDK's default callback deadline, and what the leader assumes for an instance whose
+     * deadline it cannot read (an SDK that reports none, or a pids node created before leaders
+     * recorded it).
+     */
+    public static final Duration DEFAULT_CALLBACK_DEADLINE = Duration.ofSeconds(5);
+    /** Bounds of a reported deadline: it lengthens the instance's grace period, so it must stay sane. */
+    public static final Duration MIN_CALLBACK_DEADLINE = Duration.ofMillis(100);
+
+    public static final Duration MAX_CALLBACK_DEADLINE = Duration.ofMinutes(5);
 
     public InstanceNode {
         pidsPath = pidsPath == null ? "" : pidsPath;
         host = host == null ? "" : host;
         requireArgument(weight >= 1 && weight <= 1000, "weight", "weight must be within 1..1000, was %d", weight);
+        requireArgument(
+                callbackDeadlineMillis == 0
+                        || (callbackDeadlineMillis >= MIN_CALLBACK_DEADLINE.toMillis()
+                                && callbackDeadlineMillis <= MAX_CALLBACK_DEADLINE.toMillis()),
+                "callbackDeadline",
+                "callbackDeadline must be 0 (not reported) or within %d..%d ms, was %d",
+                MIN_CALLBACK_DEADLINE.toMillis(),
+                MAX_CALLBACK_DEADLINE.toMillis(),
+                callbackDeadlineMillis);
+    }
+
+    /** A node without a reported callback deadline (version 1). */
+    public InstanceNode(String pidsPath, int weight, String host) {
+        this(pidsPath, weight, host, 0);
     }
 
     public static InstanceNode registering(int weight, String host) {
-        return new InstanceNode("", weight, host);
+        return new InstanceNode("", weight, host, 0);
+    }
+
+    /** What the SDK registers: its weight, host and the callback deadline it enforces. */
+    public static InstanceNode registering(int weight, String host, Duration callbackDeadline) {
+        return new InstanceNode("", weight, host, callbackDeadline.toMillis());
     }
 
     public boolean hasPidsPath() {
         return !pidsPath.isEmpty();
     }
 
+    public boolean reportsCallbackDeadline() {
+        return callbackDeadlineMillis > 0;
+    }
+
     public InstanceNode withPidsPath(String path) {
-        return new InstanceNode(path, weight, host);
+        return new InstanceNode(path, weight, host, callbackDeadlineMillis);
     }
 
     public byte[] encode() {
-        return WireFormat.encode(MAGIC, VERSION, out -> {
+        int version = reportsCallbackDeadline() ? VERSION_WITH_DEADLINE : VERSION;
+        return WireFormat.encode(MAGIC, version, out -> {
             WireFormat.writeString(out, pidsPath);
             out.writeInt(weight);
             WireFormat.writeString(out, host);
+            if (version >= VERSION_WITH_DEADLINE) {
+                out.writeLong(callbackDeadlineMillis);
+            }
         });
     }
 
@@ -45,10 +93,12 @@ public record InstanceNode(String pidsPath, int weight, String host) {
                 data,
                 MAGIC,
                 VERSION,
+                VERSION_WITH_DEADLINE,
                 "instanceNode",
-                in -> new InstanceNode(
+                (in, version) -> new InstanceNode(
                         WireFormat.readString(in, "instanceNode.pidsPath"),
                         in.readInt(),
-                        WireFormat.readString(in, "instanceNode.host")));
+                        WireFormat.readString(in, "instanceNode.host"),
+                        version >= VERSION_WITH_DEADLINE ? in.readLong() : 0));
     }
 }

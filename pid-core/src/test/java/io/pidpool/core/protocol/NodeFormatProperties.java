@@ -206,6 +206,40 @@ class NodeFormatProperties {
     }
 
     @Test
+    void instanceNodesCarryTheCallbackDeadlineAndOldNodesStillDecode() {
+        var node = InstanceNode.registering(2, "host-a", java.time.Duration.ofMillis(7_500));
+        var decoded =
+                InstanceNode.decode(node.withPidsPath("/modules/a#b#c/i1-pids").encode());
+        assertThat(decoded.callbackDeadlineMillis()).isEqualTo(7_500);
+        assertThat(decoded.reportsCallbackDeadline()).isTrue();
+        assertThat(decoded.pidsPath()).isEqualTo("/modules/a#b#c/i1-pids");
+        assertThat(node.encode()[1]).isEqualTo((byte) 2);
+
+        // version 1, as written by an SDK that reports no deadline: 'I', 1, pidsPath, weight, host
+        var bytes = new java.io.ByteArrayOutputStream();
+        try (var out = new java.io.DataOutputStream(bytes)) {
+            out.writeByte('I');
+            out.writeByte(1);
+            out.writeInt(0);
+            out.writeInt(3);
+            byte[] host = "old-host".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            out.writeInt(host.length);
+            out.write(host);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        var old = InstanceNode.decode(bytes.toByteArray());
+        assertThat(old.weight()).isEqualTo(3);
+        assertThat(old.host()).isEqualTo("old-host");
+        assertThat(old.reportsCallbackDeadline()).isFalse();
+        // a node without a deadline is still written as version 1, readable by older SDKs and leaders
+        assertThat(old.withPidsPath("/p").encode()[1]).isEqualTo((byte) 1);
+        assertThatThrownBy(() -> InstanceNode.registering(1, "h", java.time.Duration.ofMillis(-1)))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("callbackDeadline");
+    }
+
+    @Test
     void notifySignalsRoundTripAndRejectJunk() {
         var signal = new NotifySignal(NotifySignal.Phase.DEALING, new io.pidpool.core.model.BatchId(77));
         assertThat(NotifySignal.decode(signal.encode())).isEqualTo(signal);

@@ -79,7 +79,8 @@ public record LeaderSettings(
 
     /**
      * The grace period for a negotiated session timeout {@code t}: the configured one, else
-     * {@code t/3 + logoutAllowance}. A client stops granting and logs out by {@code 2t/3 + logout}
+     * {@code t/3 + logoutAllowance}. Each instance's grace adds the callback deadline it registered
+     * (docs/architecture.md §4; {@code Reconciler}'s {@code graceOf}). A client stops granting and logs out by {@code 2t/3 + logout}
      * after its last ZooKeeper reply; the server removes its ephemeral node no earlier than {@code t}
      * after the last message it received from it; so at removal the client needs at most
      * {@code logout - t/3} more. The default grants {@code t/3 + logout}, i.e. a margin of {@code 2t/3}

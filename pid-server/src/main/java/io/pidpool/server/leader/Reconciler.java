@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.zookeeper.CreateMode;
 
@@ -49,8 +50,9 @@ import org.apache.zookeeper.CreateMode;
  * directly before its share). An add is written only when
  * the leader's own view proves the PID free: no node of it anywhere in the tree except DELETED ones,
  * and no write about it in flight. Together with "delete first, then add" this is the exclusive-hold
- * rule of DESIGN §6 on the leader's side; a node of a departed instance is deleted (released) only
- * once the grace period has passed since the leader saw the instance go.
+ * rule of docs/architecture.md §4 on the leader's side; a node of a departed instance is deleted
+ * (released) only once that instance's grace period ({@code graceOf}: the leader's grace plus the
+ * callback deadline the instance registered) has passed since the leader saw the instance go.
  *
  * <p>Concurrency: not thread-safe; runs on the leader's serial executor.
  */
@@ -380,6 +382,39 @@ final class Reconciler {
             return holders;
         }
 
+        /**
+         * The grace period of one instance: the leader's grace (T/3 + logout allowance) plus the
+         * callback deadline D the instance registered. A login begun right before the instance lost
+         * its session ends (returns, or is abandoned and logged out) by D after its start; see
+         * docs/architecture.md §4 for the arithmetic.
+         */
+        long graceOf(InstanceKey key) {
+            return grace + callbackDeadline(key);
+        }
+
+        /**
+         * D of an instance, from its instance node while it lives, else from the copy of its
+         * registration in its pids node (written with the handshake). An instance that reports none (an
+         * SDK that enforces no deadline) counts 0, as before deadlines existed; a pids node without a
+         * copy (created by a leader that kept none) or an unreadable one counts the SDK's default.
+         */
+        long callbackDeadline(InstanceKey key) {
+            ZkView.InstanceEntry instance = live(key);
+            if (instance != null && instance.node() != null) {
+                return TimeUnit.MILLISECONDS.toNanos(instance.node().callbackDeadlineMillis());
+            }
+            ZkView.Entry pidsNode = view.pidsNodes(key.module()).get(key.instance());
+            if (pidsNode != null && pidsNode.data() != null && pidsNode.data().length > 0) {
+                try {
+                    return TimeUnit.MILLISECONDS.toNanos(
+                            InstanceNode.decode(pidsNode.data()).callbackDeadlineMillis());
+                } catch (RuntimeException unreadable) {
+                    // counted as unknown below
+                }
+            }
+            return InstanceNode.DEFAULT_CALLBACK_DEADLINE.toNanos();
+        }
+
         ZkView.InstanceEntry live(InstanceKey key) {
             ZkView.InstanceEntry entry = view.instances(key.module()).get(key.instance());
             return entry != null && entry.entry().stat().isEphemeral() ? entry : null;
@@ -549,7 +584,9 @@ final class Reconciler {
                         }
                     }
                     case DELETING -> {
-                        if (node.epoch().isOlderThan(epoch)) {
+                        if (node.hasError()) {
+                            logoutFailed(entry, node, liveInstructions);
+                        } else if (node.epoch().isOlderThan(epoch)) {
                             restamp(entry, node, Intent.Kind.REVOKE);
                         } else if (unanswered(instructionKey(entry), liveInstructions)) {
                             alertOnce(
@@ -580,6 +617,31 @@ final class Reconciler {
             }
             if (!stale.isEmpty()) {
                 emit(new LeaderRecord.InstructionsForgotten(stale));
+            }
+        }
+
+        /**
+         * The holder answered DELETING with an error: its {@code onRevoked} threw, so it may still be
+         * logged in. The node stays (the PID is handed to nobody, nothing is re-sent) until the holder's
+         * grace period ({@link #graceOf}) has passed since this leader first saw the failure; then it is
+         * removed and the PID is free. If the holder leaves first, the node waits for the grace after its
+         * departure like every node of a departed instance. A new leader starts the wait over.
+         */
+        void logoutFailed(ZkView.PidEntry entry, PidNode node, Set<String> liveInstructions) {
+            String key = "logout-failed:" + instructionKey(entry);
+            liveInstructions.add(key); // kept while the node is there (InstructionsForgotten otherwise)
+            Long seen = state.instructionSeen(key);
+            if (seen == null) {
+                emit(new LeaderRecord.InstructionSeen(key, now));
+                alertOnce(
+                        key,
+                        "ALERT PID " + entry.pidId() + " could not be logged out by " + entry.holder() + " ("
+                                + node.error() + "); it stays with the instance for its grace period ("
+                                + TimeUnit.NANOSECONDS.toMillis(graceOf(entry.holder())) + " ms), then is freed");
+                return;
+            }
+            if (now - seen >= graceOf(entry.holder())) {
+                remove(entry, "logout failed (" + node.error() + "), grace over");
             }
         }
 
@@ -753,7 +815,10 @@ final class Reconciler {
                     }
                     List<ZkWrite> writes = new ArrayList<>();
                     if (!pidsNode) {
-                        writes.add(new ZkWrite.Create(expected, new byte[0], CreateMode.PERSISTENT));
+                        // a copy of the registration outlives the ephemeral instance node: its callback
+                        // deadline still counts in the grace once the instance is gone (graceOf)
+                        writes.add(new ZkWrite.Create(
+                                expected, data.withPidsPath(expected).encode(), CreateMode.PERSISTENT));
                     }
                     if (!pointed) {
                         writes.add(new ZkWrite.SetData(
@@ -873,7 +938,10 @@ final class Reconciler {
                         }
                     }
                     Long at = state.departedAt(key);
-                    departed.add(new DepartedInput(key.instance(), session, at == null ? now : at, pids, released));
+                    // the policy counts one grace for every instance; the instance's callback deadline
+                    // is passed as a later departure, so that its grace ends where graceOf says
+                    long departedAt = (at == null ? now : at) + callbackDeadline(key);
+                    departed.add(new DepartedInput(key.instance(), session, departedAt, pids, released));
                 }
                 inputs.add(new ModuleInput(
                         config,
@@ -972,6 +1040,9 @@ final class Reconciler {
                 return;
             }
             PidState current = entry.node().state();
+            if (current == PidState.DELETING && entry.node().hasError()) {
+                return; // a failed logout waits for the grace period (logoutFailed), never re-sent
+            }
             if (PidState.DELETING.canFollow(current)) {
                 revoke(entry, entry.node(), step.move() ? "rebalance" : "not wanted here");
             }
@@ -983,7 +1054,7 @@ final class Reconciler {
                 return;
             }
             Long at = state.departedAt(key);
-            boolean graceOver = at != null && now - at >= grace;
+            boolean graceOver = at != null && now - at >= graceOf(key);
             for (ZkView.PidEntry entry : List.copyOf(view.pidNodes(key).values())) {
                 boolean released = entry.node() != null && entry.node().state() == PidState.DELETED;
                 if (graceOver || released) {

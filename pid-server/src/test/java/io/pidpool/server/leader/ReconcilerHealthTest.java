@@ -110,6 +110,38 @@ class ReconcilerHealthTest {
         assertThat(adds(decide(T0 + 2 + COOLDOWN.toNanos()), "p1")).isTrue();
     }
 
+    /**
+     * The holder's {@code onRevoked} threw: it answers DELETING + error instead of DELETED. It may
+     * still be logged in, so the PID stays with it (nothing re-sent, handed to nobody) until the
+     * holder's grace period has passed since the leader learned of the failure; then the node is
+     * removed and the PID is free.
+     */
+    @Test
+    void aFailedLogoutKeepsThePidWithItsHolderForTheGracePeriodThenFreesIt() {
+        InstanceKey a = fx.instance(M, "i-a", 11, true);
+        InstanceKey b = fx.instance(M, "i-b", 12, true);
+        fx.pid(b, "p2", PidState.ADDED, E, 12);
+        PidNode failed = new PidNode(
+                "p1", PidState.DELETING, E, 11, DbFixture.payload("p1"), "onRevoked failed: logout timed out");
+        fx.raw(ViewFixture.LAYOUT.pid(M, a.instance(), "p1"), failed.encode());
+
+        var learned = decide(T0);
+        assertThat(learned.intents()).isEmpty(); // not removed, not re-sent, not added elsewhere
+        assertThat(learned.alerts())
+                .anyMatch(m -> m.startsWith("ALERT PID p1") && m.contains("onRevoked failed: logout timed out"));
+        for (long t = T0 + 1; t < T0 + GRACE.toNanos(); t += GRACE.toNanos() / 4) {
+            var d = decide(t);
+            assertThat(d.intents()).as("at +%d ns", t - T0).isEmpty();
+            assertThat(d.alerts()).noneMatch(m -> m.contains("p1"));
+        }
+        assertThat(decide(T0 + GRACE.toNanos() - 1).intents()).isEmpty();
+
+        var freed = decide(T0 + GRACE.toNanos());
+        assertThat(of(freed, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
+        assertThat(adds(freed, "p1")).isFalse(); // delete first; added once the removal is seen
+        assertThat(state.failures("p1")).isZero();
+    }
+
     @Test
     void aConflictReportedWithAFailedAddingCoolsDownAtOnceWithoutCountingAFailure() {
         InstanceKey a = fx.instance(M, "i-a", 11, true);

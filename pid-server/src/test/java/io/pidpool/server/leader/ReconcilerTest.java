@@ -176,6 +176,43 @@ class ReconcilerTest {
         assertThat(adds).allSatisfy(a -> assertThat(a.holder()).isEqualTo(live));
     }
 
+    /**
+     * The grace of an instance counts its callback deadline D: a login it began right before it
+     * vanished may run until D before the SDK abandons it and logs out. The leader reads D from the
+     * registration (the copy in the pids node, since the instance node is gone).
+     */
+    @Test
+    void aDepartedInstancesGraceIncludesTheCallbackDeadlineItRegistered() {
+        db = new DbFixture().module(M, 2, "p1", "p3").view();
+        Duration deadline = Duration.ofSeconds(3);
+        InstanceKey gone = fx.instance(M, "gone", 11, true, InstanceNode.registering(1, "h", deadline));
+        InstanceKey live = fx.instance(M, "live", 22, true);
+        fx.pid(gone, "p1", PidState.ADDED, E, 11);
+        fx.pid(live, "p3", PidState.ADDED, E, 22);
+        fx.vanish(gone);
+
+        assertThat(decide(T0).intents()).isEmpty();
+        assertThat(decide(T0 + GRACE.toNanos()).intents())
+                .as("T/3 + L alone is not enough")
+                .isEmpty();
+        assertThat(decide(T0 + GRACE.plus(deadline).toNanos() - 1).intents()).isEmpty();
+        var released = decide(T0 + GRACE.plus(deadline).toNanos());
+        assertThat(of(released, Intent.Kind.REMOVE_NODE))
+                .extracting(Intent::pid)
+                .containsExactly("p1");
+    }
+
+    @Test
+    void theHandshakeKeepsACopyOfTheRegistrationInThePidsNode() {
+        InstanceKey key = fx.instance(M, "i-1", 11, false, InstanceNode.registering(2, "h", Duration.ofSeconds(9)));
+        var d = decide(T0);
+        Intent handshake = of(d, Intent.Kind.HANDSHAKE).get(0);
+        ZkWrite.Create pidsNode = (ZkWrite.Create) handshake.writes().get(0);
+        assertThat(pidsNode.path()).isEqualTo(ViewFixture.LAYOUT.pids(M, key.instance()));
+        assertThat(InstanceNode.decode(pidsNode.data()).callbackDeadlineMillis())
+                .isEqualTo(9_000);
+    }
+
     @Test
     void nothingIsAddedWhileANodeOfThePidMayStillBeHeld() {
         InstanceKey a = fx.instance(M, "i-1", 11, true);

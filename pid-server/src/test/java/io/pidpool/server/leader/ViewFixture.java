@@ -27,11 +27,19 @@ final class ViewFixture {
 
     /** A registered instance (ephemeral, owned by {@code session}); {@code handshaken} adds its pids node. */
     InstanceKey instance(ModuleKey module, String id, long session, boolean handshaken) {
+        return instance(module, id, session, handshaken, InstanceNode.registering(1, "h"));
+    }
+
+    /**
+     * The same with the instance's own registration data; a handshaken instance's pids node holds a
+     * copy of it, as the leader writes it.
+     */
+    InstanceKey instance(ModuleKey module, String id, long session, boolean handshaken, InstanceNode registered) {
         InstanceKey key = new InstanceKey(module, InstanceId.of(id));
-        InstanceNode data = InstanceNode.registering(1, "h");
+        InstanceNode data = registered;
         if (handshaken) {
             data = data.withPidsPath(LAYOUT.pids(module, key.instance()));
-            create(LAYOUT.pids(module, key.instance()), new byte[0], 0);
+            create(LAYOUT.pids(module, key.instance()), data.encode(), 0);
         }
         create(LAYOUT.instance(module, key.instance()), data.encode(), session);
         return key;
