@@ -94,7 +94,8 @@ public final class Database implements AutoCloseable {
                 new JdbiSlotRepository(session, clock),
                 new JdbiOperationLog(session, clock),
                 new JdbiAuditLog(session),
-                new JdbiUsageLedger(session));
+                new JdbiUsageLedger(session),
+                new JdbiLeaderFence(session));
     }
 
     /** The alert store over this database (table {@code alert}, docs/alerts.md). */

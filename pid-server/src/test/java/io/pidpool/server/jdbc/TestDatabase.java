@@ -107,7 +107,10 @@ final class TestDatabase implements AutoCloseable {
 
     /** Empties every table and returns new repositories on {@code clock}. */
     Repositories fresh(Clock clock) {
-        execute(TABLES.stream().map(t -> "DELETE FROM " + t).toList());
+        var statements = new java.util.ArrayList<>(
+                TABLES.stream().map(t -> "DELETE FROM " + t).toList());
+        statements.add("UPDATE pool_leader_epoch SET epoch = 0");
+        execute(statements);
         return database.repositories(clock);
     }
 
