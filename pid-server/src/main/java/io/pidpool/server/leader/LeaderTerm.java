@@ -171,6 +171,7 @@ final class LeaderTerm {
         // one that checked the epoch before is committed before this returns
         token = EpochFence.bump(ctx.client(), ctx.layout().epoch(), ctx.store().leaderEpoch());
         ctx.store().beginTerm(token.epoch());
+        ctx.quota().termBegan(token.epoch()); // Redis limits: fenced at this epoch before the first write
         writer = new FencedWriter(
                 () -> ZkSupport.zooKeeper(ctx.client()),
                 ctx.layout().namespace(),
