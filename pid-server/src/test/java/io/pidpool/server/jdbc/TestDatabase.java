@@ -38,7 +38,8 @@ final class TestDatabase implements AutoCloseable {
             "pool_pid_attribute",
             "pool_pid",
             "pool_module_weight",
-            "pool_module");
+            "pool_module",
+            "pool_cluster");
 
     private final Dialect dialect;
     private final String name;
