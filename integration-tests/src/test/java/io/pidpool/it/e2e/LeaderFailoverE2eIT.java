@@ -97,7 +97,8 @@ class LeaderFailoverE2eIT {
                     repos.slots(),
                     repos.operations(),
                     repos.audit(),
-                    repos.usage());
+                    repos.usage(),
+                    repos.fence());
         }
     }
 

@@ -20,6 +20,7 @@ import java.util.zip.CRC32;
  * pidpool:{c:s}:events               stream of deductions, refunds and resets (the usage event log)
  * pidpool:{c:s}:seq                  hash  clientId -> last sequence number; "~inc" -> incarnation
  * pidpool:{c:s}:offsets              hash  consumer -> last acknowledged stream entry id
+ * pidpool:{c:s}:leader               string the highest leader epoch that wrote a limit in the shard
  * pidpool:{c}:layout                 string "shards=&lt;n&gt;" (checked at start: all processes must agree)
  * </pre>
  *
@@ -125,6 +126,14 @@ public final class QuotaKeys {
      */
     public String resetGenerations(int shard) {
         return shardPrefix(shard) + "rg";
+    }
+
+    /**
+     * The highest leader epoch that wrote a limit in the shard or fenced it: {@code set_limit} refuses a
+     * write of an older one ({@link RedissonQuotaLedger#setLimit(String, long, io.pidpool.core.model.Epoch)}).
+     */
+    public String leaderEpoch(int shard) {
+        return shardPrefix(shard) + "leader";
     }
 
     /** The shard's consumer offsets. */

@@ -6,7 +6,9 @@ import static io.pidpool.core.error.Preconditions.requireState;
 
 import io.pidpool.client.quota.QuotaScripts.Call;
 import io.pidpool.client.quota.QuotaScripts.Script;
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.QuotaLedger;
 import io.pidpool.core.port.Ticker;
@@ -65,6 +67,9 @@ import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
  * The Redisson client belongs to the caller and is not closed by {@link #close()}.
  */
 public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
+    /** set_limit.lua's answer to a limit write of an older leader epoch: {@code fenced|<recorded>}. */
+    private static final String FENCED_REPLY = "fenced|";
+
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(100);
     public static final Duration DEFAULT_OBSERVATION_MAX_AGE = Duration.ofSeconds(1);
     public static final Duration DEFAULT_META_TTL = Duration.ofSeconds(10);
@@ -446,6 +451,56 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         int shard = keys.shardOf(pid);
         String value = scripts.runValue(Script.SET_LIMIT, List.of(keys.pids(shard)), pid, Long.toString(hardLimit));
         broadcast(pid, value);
+    }
+
+    /**
+     * {@link #setLimit(String, long)} by the leader of {@code leaderEpoch}: the script checks the shard's
+     * leader epoch ({@link QuotaKeys#leaderEpoch}) and refuses an older one, or records a newer one, in
+     * the same step as the write.
+     *
+     * @throws PidPoolException {@code FENCED} if a newer leader wrote a limit in the PID's shard or fenced
+     *     it (nothing changes)
+     */
+    @Override
+    public void setLimit(String pid, long hardLimit, Epoch leaderEpoch) {
+        Names.requirePidId(pid, "pid");
+        MonthLedger.requireLimit(hardLimit);
+        requireNonNull(leaderEpoch, "epoch");
+        int shard = keys.shardOf(pid);
+        String value = scripts.runValue(
+                Script.SET_LIMIT,
+                List.of(keys.pids(shard), keys.leaderEpoch(shard)),
+                pid,
+                Long.toString(hardLimit),
+                Long.toString(leaderEpoch.value()));
+        requireNotFenced(value, leaderEpoch, shard);
+        broadcast(pid, value);
+    }
+
+    /** Records {@code leaderEpoch} in every shard (one script run per shard); FENCED if one saw a newer one. */
+    @Override
+    public void fenceLimits(Epoch leaderEpoch) {
+        requireNonNull(leaderEpoch, "epoch");
+        for (int shard = 0; shard < keys.shards(); shard++) {
+            String value = scripts.runValue(
+                    Script.SET_LIMIT,
+                    List.of(keys.pids(shard), keys.leaderEpoch(shard)),
+                    "",
+                    "0",
+                    Long.toString(leaderEpoch.value()));
+            requireNotFenced(value, leaderEpoch, shard);
+        }
+    }
+
+    private static void requireNotFenced(String reply, Epoch mine, int shard) {
+        if (reply != null && reply.startsWith(FENCED_REPLY)) {
+            throw new PidPoolException(
+                    ErrorCode.FENCED,
+                    "epoch",
+                    String.format(
+                            "quota limit refused: shard %d has seen leader epoch %s, this write carries epoch %d",
+                            shard, reply.substring(FENCED_REPLY.length()), mine.value()));
+        }
     }
 
     /**

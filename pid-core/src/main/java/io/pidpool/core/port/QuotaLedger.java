@@ -1,5 +1,6 @@
 package io.pidpool.core.port;
 
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.MonthLedger;
 import io.pidpool.core.quota.QuotaMonth;
@@ -22,6 +23,11 @@ import io.pidpool.core.quota.RefundResult;
  * PID without a limit has limit 0, so nothing is granted before the leader has provisioned it. Usage
  * is kept per {@link QuotaMonth}; a new month starts at 0 (the monthly reset) and a refund goes to
  * the month of its deduction, which the caller names (the SDK's permit carries it).
+ *
+ * <p><b>Fencing.</b> The leader writes limits with its epoch ({@link #setLimit(String, long, Epoch)});
+ * the ledger refuses a limit of an epoch older than one it has recorded, so a deposed leader's late
+ * write cannot raise a limit its successor lowered. The unfenced {@link #setLimit(String, long)} is for
+ * tools and tests.
  *
  * <p><b>Errors.</b> Bad input (invalid PID, id or month, amount outside {@code 1..}{@link
  * MonthLedger#MAX_AMOUNT}) throws {@link io.pidpool.core.error.PidPoolException} {@code
@@ -62,6 +68,25 @@ public interface QuotaLedger {
      * below current usage refuses further deductions but takes nothing back.
      */
     void setLimit(String pid, long hardLimit);
+
+    /**
+     * {@link #setLimit} by the leader of {@code leaderEpoch}, fenced: refused if a limit write or a
+     * {@link #fenceLimits} of a newer leader epoch reached the ledger before (for this PID at least; the
+     * Redis adapter keeps the highest epoch per shard), else the epoch is recorded with the limit, in
+     * the same atomic step. So a deposed leader cannot write back an old limit its successor changed.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} on {@code epoch} (nothing changes)
+     */
+    void setLimit(String pid, long hardLimit, Epoch leaderEpoch);
+
+    /**
+     * Records {@code leaderEpoch} for every PID, as if a limit of each had been written under it: a new
+     * leader calls it when its term starts, before it reads or writes any limit.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} on {@code epoch} if a newer epoch is
+     *     recorded
+     */
+    void fenceLimits(Epoch leaderEpoch);
 
     /**
      * The operator's RESET_QUOTA: usage of {@code pid} in {@code month} back to 0; that month's

@@ -4,7 +4,8 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 /**
  * The repositories of one store, sharing one {@link Transactor}: calls made inside
- * {@code transactor().inTransaction(...)} on any of them commit together.
+ * {@code transactor().inTransaction(...)} on any of them commit together. {@code fence} is the
+ * store's leader epoch: a leader's unit of work checks it first ({@link LeaderFence#check}).
  */
 public record Repositories(
         Transactor transactor,
@@ -14,7 +15,8 @@ public record Repositories(
         SlotRepository slots,
         OperationLog operations,
         AuditLog audit,
-        UsageLedger usage) {
+        UsageLedger usage,
+        LeaderFence fence) {
     public Repositories {
         requireNonNull(transactor, "transactor");
         requireNonNull(modules, "modules");
@@ -24,5 +26,6 @@ public record Repositories(
         requireNonNull(operations, "operations");
         requireNonNull(audit, "audit");
         requireNonNull(usage, "usage");
+        requireNonNull(fence, "fence");
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.port.QuotaLedger;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.DeductResult.AlreadyGranted;
@@ -203,6 +204,46 @@ public abstract class QuotaLedgerContract {
         assertThat(ledger.tryDeduct(p, NOV, 1, "d2").granted()).isFalse();
         assertThat(ledger.refund(p, NOV, "d1", "r1", 4).applied()).isTrue();
         assertThat(ledger.tryDeduct(p, NOV, 1, "d2")).isEqualTo(new Granted(p, NOV, "d2", 1, 5, 5));
+    }
+
+    // ---- leader epochs: a deposed leader's limit write changes nothing
+
+    @Test
+    void aLimitWriteUnderAnOlderLeaderEpochIsRefusedAndChangesNothing() {
+        String p = pid("p");
+        ledger.setLimit(p, 100, new Epoch(1)); // leader A
+        ledger.setLimit(p, 10, new Epoch(2)); // its successor B lowers the limit
+        ledger.tryDeduct(p, NOV, 10, "d1");
+
+        assertThatThrownBy(() -> ledger.setLimit(p, 100, new Epoch(1))) // A's late quota drain
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
+
+        assertThat(ledger.usage(p, NOV).limit()).isEqualTo(10);
+        assertThat(ledger.tryDeduct(p, NOV, 1, "d2").granted()).isFalse();
+        ledger.setLimit(p, 20, new Epoch(2)); // the same epoch again is fine
+        ledger.setLimit(p, 30, new Epoch(3));
+        assertThat(ledger.usage(p, NOV).limit()).isEqualTo(30);
+    }
+
+    @Test
+    void aNewLeaderFencesEveryLimitBeforeWritingAny() {
+        List<String> pids = List.of(pid("a"), pid("b"), pid("c"), pid("d"), pid("e"));
+        pids.forEach(p -> ledger.setLimit(p, 100, new Epoch(1)));
+
+        ledger.fenceLimits(new Epoch(2));
+
+        for (String p : pids) {
+            assertThatThrownBy(() -> ledger.setLimit(p, 500, new Epoch(1)))
+                    .isInstanceOfSatisfying(
+                            PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
+            assertThat(ledger.usage(p, NOV).limit()).isEqualTo(100);
+        }
+        assertThatThrownBy(() -> ledger.fenceLimits(new Epoch(1)))
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
+        ledger.setLimit(pids.get(0), 50, new Epoch(2));
+        assertThat(ledger.usage(pids.get(0), NOV).limit()).isEqualTo(50);
     }
 
     // ---- seed 002, rule 1: only a completed deduction can be refunded

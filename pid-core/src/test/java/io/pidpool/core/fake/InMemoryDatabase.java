@@ -61,6 +61,10 @@ public final class InMemoryDatabase {
     final Table<Integer, Long> accountVersion = new Table<>();
     /** PIDs changed per account version. */
     final Table<Long, Set<String>> accountChanges = new Table<>();
+    /** PIDs in cooldown ({@link InMemoryCooldownRepository}). */
+    final Table<String, io.pidpool.core.port.Cooldown> cooldowns = new Table<>();
+    /** The highest leader epoch (key 0), as in migration V8. */
+    final Table<Integer, io.pidpool.core.model.Epoch> leaderEpoch = new Table<>();
 
     public InMemoryDatabase(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -72,7 +76,8 @@ public final class InMemoryDatabase {
                 new InMemorySlotRepository(this),
                 new InMemoryOperationLog(this),
                 new InMemoryAuditLog(this),
-                new InMemoryUsageLedger(this));
+                new InMemoryUsageLedger(this),
+                new InMemoryLeaderFence(this));
     }
 
     /** A store whose timestamps come from the system clock. */

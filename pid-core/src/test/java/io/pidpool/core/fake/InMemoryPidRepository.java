@@ -28,6 +28,10 @@ public final class InMemoryPidRepository implements PidRepository {
         this.db = db;
     }
 
+    InMemoryDatabase db() {
+        return db;
+    }
+
     @Override
     public void insertAll(Collection<PidAccount> pids) {
         List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
@@ -74,6 +78,7 @@ public final class InMemoryPidRepository implements PidRepository {
             requireExisting(list);
             for (String id : list) {
                 db.assignments.remove(id); // ON DELETE CASCADE
+                db.cooldowns.remove(id);
                 db.pids.remove(id);
             }
             db.bumpAccountVersion(list);

@@ -2,6 +2,9 @@ package io.pidpool.core.fake;
 
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.QuotaLedger;
 import io.pidpool.core.quota.DeductResult;
@@ -18,7 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Concurrency: one {@code Book} per PID, created once in a {@link ConcurrentHashMap}; every
  * operation on a PID holds that book's monitor around decide + replay, so operations on one PID are
- * serial (as one Lua script is in Redis) and different PIDs do not contend.
+ * serial (as one Lua script is in Redis) and different PIDs do not contend. Fenced limit writes are
+ * serialised by one more lock, around the book's.
  */
 public final class InMemoryQuotaLedger implements QuotaLedger {
     private static final class Book {
@@ -32,6 +36,10 @@ public final class InMemoryQuotaLedger implements QuotaLedger {
     }
 
     private final Map<String, Book> books = new ConcurrentHashMap<>();
+    /** Guards {@link #leaderEpoch}; taken before a book's monitor, never inside one. */
+    private final Object leaderLock = new Object();
+    /** The highest leader epoch a fenced limit write or {@link #fenceLimits} carried. */
+    private Epoch leaderEpoch = Epoch.NONE;
 
     private Book book(String pid) {
         Names.requirePidId(pid, "pid");
@@ -73,6 +81,38 @@ public final class InMemoryQuotaLedger implements QuotaLedger {
         synchronized (book) {
             book.limit = hardLimit;
         }
+    }
+
+    /** Fenced by one leader epoch for all PIDs (stricter than Redis' one per shard, which the contract allows). */
+    @Override
+    public void setLimit(String pid, long hardLimit, Epoch leaderEpoch) {
+        Names.requirePidId(pid, "pid");
+        MonthLedger.requireLimit(hardLimit);
+        requireNonNull(leaderEpoch, "epoch");
+        synchronized (leaderLock) {
+            raise(leaderEpoch);
+            setLimit(pid, hardLimit);
+        }
+    }
+
+    @Override
+    public void fenceLimits(Epoch leaderEpoch) {
+        requireNonNull(leaderEpoch, "epoch");
+        synchronized (leaderLock) {
+            raise(leaderEpoch);
+        }
+    }
+
+    private void raise(Epoch leaderEpoch) {
+        if (leaderEpoch.isOlderThan(this.leaderEpoch)) {
+            throw new PidPoolException(
+                    ErrorCode.FENCED,
+                    "epoch",
+                    String.format(
+                            "quota limit refused: leader epoch %d was seen, this write carries epoch %d",
+                            this.leaderEpoch.value(), leaderEpoch.value()));
+        }
+        this.leaderEpoch = leaderEpoch;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.pidpool.core.fake;
 
 import io.pidpool.core.contract.AssignmentRepositoryContract;
 import io.pidpool.core.contract.AuditLogContract;
+import io.pidpool.core.contract.LeaderFenceContract;
 import io.pidpool.core.contract.ModuleRepositoryContract;
 import io.pidpool.core.contract.OperationLogContract;
 import io.pidpool.core.contract.PidRepositoryContract;
@@ -76,6 +77,14 @@ class InMemoryRepositoriesTest {
 
     @Nested
     class Transactions extends TransactorContract {
+        @Override
+        protected Repositories newRepositories(Clock clock) {
+            return fresh(clock);
+        }
+    }
+
+    @Nested
+    class Fence extends LeaderFenceContract {
         @Override
         protected Repositories newRepositories(Clock clock) {
             return fresh(clock);

@@ -45,10 +45,13 @@ public final class Database implements AutoCloseable {
     private final HikariDataSource dataSource;
     private final Dialect dialect;
     private final JdbiSession session;
+    /** The url without credentials, for messages. */
+    private final String name;
 
-    private Database(HikariDataSource dataSource, Dialect dialect) {
+    private Database(HikariDataSource dataSource, Dialect dialect, String name) {
         this.dataSource = dataSource;
         this.dialect = dialect;
+        this.name = name;
         Jdbi jdbi = Jdbi.create(dataSource);
         // SQL is plain text with :named parameters; no <template> attributes to trip over "<" and ">"
         jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
@@ -80,7 +83,7 @@ public final class Database implements AutoCloseable {
             dataSource.close();
             throw e;
         }
-        return new Database(dataSource, dialect);
+        return new Database(dataSource, dialect, config.redactedUrl());
     }
 
     /** The repositories over this database; stored timestamps come from {@code clock}. */
@@ -94,7 +97,8 @@ public final class Database implements AutoCloseable {
                 new JdbiSlotRepository(session, clock),
                 new JdbiOperationLog(session, clock),
                 new JdbiAuditLog(session),
-                new JdbiUsageLedger(session));
+                new JdbiUsageLedger(session),
+                new JdbiLeaderFence(session));
     }
 
     /** The alert store over this database (table {@code alert}, docs/alerts.md). */
@@ -115,6 +119,20 @@ public final class Database implements AutoCloseable {
     /** Where the leader keeps the PIDs in cooldown with their end times (account health). */
     public CooldownRepository cooldowns() {
         return new JdbiCooldownRepository(session);
+    }
+
+    /**
+     * Binds this database to {@code cluster} at the first start of a server of it, and checks the
+     * binding at every later start (table {@code pool_cluster}, docs/database.md "One cluster per
+     * database").
+     *
+     * @return {@code cluster}
+     * @throws PidPoolException {@code ILLEGAL_STATE} on {@code cluster} if a server of another cluster
+     *     bound the database; the message says which, in one line
+     */
+    public String bindCluster(String cluster, java.time.Instant now) {
+        Objects.requireNonNull(now, "now");
+        return ClusterBinding.bind(session, name, cluster, now);
     }
 
     public Dialect dialect() {

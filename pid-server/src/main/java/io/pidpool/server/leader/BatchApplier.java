@@ -28,7 +28,9 @@ import java.util.TreeSet;
  *
  * <p>Everything happens in one transaction: {@code markDealing} first (it locks the batch row, and
  * refuses a batch that is already final or was last moved by a newer epoch), then each operation in
- * order, then {@code finish} with one result per operation. So the batch's effects and its final
+ * order, then {@code finish} with one result per operation, and last the leader epoch check ({@link
+ * io.pidpool.core.port.LeaderFence#check}: a deposed leader commits nothing, and a successor's term start
+ * waits at most for a batch that passed it and is committing). So the batch's effects and its final
  * status commit together or not at all: a leader that dies mid-batch leaves nothing behind, and its
  * successor applies the batch from scratch; two leaders racing on one batch are serialised by the row
  * lock, and the second one finds it final and skips it.
@@ -85,6 +87,7 @@ final class BatchApplier {
                         repos.operations().finish(id, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
                 List<QuotaResetLog.Reset> recorded =
                         resets.isEmpty() ? List.of() : resetLog.record(resets, clock.instant());
+                repos.fence().check(epoch); // last: held to the commit
                 return new Applied(done, changes, List.copyOf(resets), recorded);
             }));
         } catch (PidPoolException e) {

@@ -16,9 +16,28 @@ import java.util.Optional;
  * view ({@code pidWithModule}) and the assignment rows that mirror ZooKeeper. A facade over the core
  * repositories, so the leader depends on one small role.
  *
+ * <p>Fencing: {@link #beginTerm} raises the store's leader epoch ({@link
+ * io.pidpool.core.port.LeaderFence}) to the term's; every write carries the writer's epoch and runs in
+ * a transaction that first checks it is still the stored one, so a deposed leader's write fails with
+ * {@code FENCED} and changes nothing (docs/database.md, "Fencing the leader's writes").
+ *
  * <p>Thread-safe; every method is atomic and blocking.
  */
 public interface LeaderStore {
+    /**
+     * The highest leader epoch the store has seen ({@link Epoch#NONE} if none): a new term's epoch must
+     * be above it.
+     */
+    Epoch leaderEpoch();
+
+    /**
+     * Starts a term in the store: raises the stored leader epoch to {@code epoch}. From then on every
+     * write of an older epoch is refused.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} if a newer term has begun
+     */
+    void beginTerm(Epoch epoch);
+
     /** Every module, every PID and every assignment row. */
     Snapshot load();
 
@@ -40,30 +59,33 @@ public interface LeaderStore {
         return Optional.empty();
     }
 
-    /** Forgets which accounts changed more than {@code keepVersions} versions ago. */
-    default void pruneChanges(long keepVersions) {}
+    /** Forgets which accounts changed more than {@code keepVersions} versions ago (fenced by {@code epoch}). */
+    default void pruneChanges(long keepVersions, Epoch epoch) {}
 
     /** Every assignment row. */
     default List<Assignment> loadAssignments() {
         return load().assignments();
     }
 
-    /** Creates or replaces assignment rows (each stamped with the writer's epoch; FENCED if a stored row is newer). */
-    void recordAssignments(Collection<Assignment> rows);
+    /**
+     * Creates or replaces assignment rows, each stamped with the writer's epoch {@code epoch} (FENCED if
+     * the store's epoch or a stored row is newer).
+     */
+    void recordAssignments(Collection<Assignment> rows, Epoch epoch);
 
-    /** Removes the rows of these PIDs (FENCED if a stored row is newer than {@code epoch}). */
+    /** Removes the rows of these PIDs (FENCED if the store's epoch or a stored row is newer than {@code epoch}). */
     void removeAssignments(Collection<String> pidIds, Epoch epoch);
 
-    /** Replaces stored accounts, e.g. to put one into cooldown or take it out. */
-    void updatePids(Collection<PidAccount> pids);
+    /** Replaces stored accounts, e.g. to put one into cooldown or take it out (FENCED as above). */
+    void updatePids(Collection<PidAccount> pids, Epoch epoch);
 
     /** The stored cooldowns (end times survive a change of leader); empty if this store keeps none. */
     default List<Cooldown> loadCooldowns() {
         return List.of();
     }
 
-    /** Stores cooldowns that started and removes those that ended, in one go. */
-    default void recordCooldowns(Collection<Cooldown> started, Collection<String> ended) {}
+    /** Stores cooldowns that started and removes those that ended, in one go (FENCED as above). */
+    default void recordCooldowns(Collection<Cooldown> started, Collection<String> ended, Epoch epoch) {}
 
     record Snapshot(List<ModuleConfig> modules, List<PidAccount> pids, List<Assignment> assignments) {
         public Snapshot {

@@ -43,12 +43,14 @@ import org.slf4j.LoggerFactory;
 /**
  * One leadership term of one node: from winning the election to losing it (or being fenced off).
  *
- * <p>On {@link #begin()}: bump {@code /epoch} (remembering the version), {@code sync()}, load the
+ * <p>On {@link #begin()}: bump {@code /epoch} (remembering the version), raise the database's leader
+ * epoch to it ({@link LeaderStore#beginTerm}), {@code sync()}, load the
  * database view, scan {@code /modules} into the ZooKeeper view unless the node's watcher proves that
  * view current as of a barrier after the sync ({@link TreeWatcher#proveCurrent}; the scan is what
  * happens on any doubt), and only then start serving:
  * reconcile (delete first, then add), apply pending batches, and keep doing both on events and on a
- * schedule. Every write goes through this term's {@link FencedWriter}; a fenced write ends the term.
+ * schedule. Every ZooKeeper write goes through this term's {@link FencedWriter}, every database write
+ * checks the term's epoch in its own transaction; a fenced write of either kind ends the term.
  *
  * <p>Concurrency: every method runs on the node's serial executor (the watchers, timers and write
  * completions only enqueue tasks there), so the term's state, the {@link ZkView}, the {@link DbView}
@@ -168,7 +170,12 @@ final class LeaderTerm {
     void begin() {
         long t0 = System.nanoTime();
         ctx.view().trackChanges(true);
-        token = EpochFence.bump(ctx.client(), ctx.layout().epoch());
+        // above the database's epoch too (a ZooKeeper that lost /epoch must not restart below it), and
+        // then the database's epoch raised to ours: from here a deposed leader's transactions fail, and
+        // one that checked the epoch before is committed before this returns
+        token = EpochFence.bump(ctx.client(), ctx.layout().epoch(), ctx.store().leaderEpoch());
+        ctx.store().beginTerm(token.epoch());
+        ctx.quota().termBegan(token.epoch()); // Redis limits: fenced at this epoch before the first write
         writer = new FencedWriter(
                 () -> ZkSupport.zooKeeper(ctx.client()),
                 ctx.layout().namespace(),
@@ -451,8 +458,11 @@ final class LeaderTerm {
         if (now - lastLoadNanos >= RELOAD_COST_FACTOR * lastLoadCostNanos) {
             loadDatabase();
             try {
-                ctx.store().pruneChanges(KEPT_ACCOUNT_VERSIONS);
+                ctx.store().pruneChanges(KEPT_ACCOUNT_VERSIONS, token.epoch());
             } catch (PidPoolException e) {
+                if (e.code() == ErrorCode.FENCED) {
+                    throw e;
+                }
                 log.debug("account change log not pruned: {}", e.getMessage());
             }
         }
@@ -688,9 +698,9 @@ final class LeaderTerm {
 
     private void writeDatabase(Reconciler.Decision decision) {
         // the end time first: a COOLDOWN status without it would be started over by a new leader
-        ctx.store().recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds());
+        ctx.store().recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds(), token.epoch());
         if (!decision.pidUpdates().isEmpty()) {
-            ctx.store().updatePids(decision.pidUpdates());
+            ctx.store().updatePids(decision.pidUpdates(), token.epoch());
             for (PidAccount pid : decision.pidUpdates()) {
                 db.replay(new DbChange.PidPut(pid));
             }
@@ -716,7 +726,7 @@ final class LeaderTerm {
             requestPass();
         }
         if (!upserts.isEmpty()) {
-            ctx.store().recordAssignments(upserts);
+            ctx.store().recordAssignments(upserts, token.epoch());
         }
         if (!removals.isEmpty()) {
             ctx.store().removeAssignments(removals, token.epoch());

@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.model.Epoch;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
@@ -11,7 +12,7 @@ final class LoggingQuotaProvisioner implements QuotaProvisioner {
     private static final Logger log = LoggerFactory.getLogger(QuotaProvisioner.class);
 
     @Override
-    public void setLimits(Map<String, Long> hardLimits) {
+    public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
         log.debug("{} quota limits not provisioned (no quota ledger wired)", hardLimits.size());
     }
 

@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.model.Epoch;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -19,9 +20,21 @@ import java.util.Map;
 public interface QuotaProvisioner {
     /**
      * Sets each PID's hard limit ({@link io.pidpool.core.model.PidAccount#hardLimit()}: monthly quota
-     * plus overage allowance); {@code 0} for a deleted PID, which then grants nothing.
+     * plus overage allowance); {@code 0} for a deleted PID, which then grants nothing. Fenced by the
+     * leader's epoch: a store that has seen a newer epoch refuses the write.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} if a newer leader has written limits
+     *     or fenced them (limits written before the refused one may have been written)
      */
-    void setLimits(Map<String, Long> hardLimits);
+    void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch);
+
+    /**
+     * A new term's first step: the store refuses every limit write of an epoch older than {@code
+     * leaderEpoch} from now on. Default: nothing (a store without epochs).
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} if a newer epoch is recorded
+     */
+    default void fenceLimits(Epoch leaderEpoch) {}
 
     /** RESET_QUOTA: forgets the PIDs' usage in the quota month that contains {@code at}. */
     void reset(Collection<String> pidIds, Instant at);

@@ -1,5 +1,8 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.port.QuotaResetLog;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +36,12 @@ import org.slf4j.LoggerFactory;
  *       older limit changes; newer ones patch it, so the last submitted value always wins.
  * </ul>
  *
+ * <p>Fencing: limits are written with the epoch of the term that submitted them ({@link #termBegan});
+ * the term's first write fences every limit at its epoch ({@link QuotaProvisioner#fenceLimits}), so a
+ * deposed leader's drain that is still running cannot write back an old limit afterwards. A write the
+ * provisioner refuses as {@code FENCED} drops the term's limit work for good (a newer leader provisions
+ * the limits now) instead of being retried.
+ *
  * <p>Concurrency: the submit methods are called from the leader's serial executor (any thread is
  * fine); the work runs on one daemon thread; the pending work is guarded by {@code lock}.
  */
@@ -63,6 +72,9 @@ final class QuotaSync implements AutoCloseable {
     private boolean resetCheck; // compare the reset log with the provisioner's generations
     private boolean drainScheduled;
     private boolean failing;
+    private Epoch epoch = Epoch.NONE; // the term whose limits are written
+    private boolean fenceDue; // the term has not fenced the limits yet
+    private final AtomicLong refused = new AtomicLong();
     private final AtomicLong reconciliations = new AtomicLong();
     private final AtomicLong corrections = new AtomicLong();
     private final AtomicLong resetsRepaired = new AtomicLong();
@@ -104,6 +116,23 @@ final class QuotaSync implements AutoCloseable {
     /** Where RESET_QUOTA is recorded in the batch's transaction ({@code BatchApplier}). */
     QuotaResetLog resetLog() {
         return resetLog;
+    }
+
+    /**
+     * A term began: its limits are written with {@code leaderEpoch}, and before the first of them every
+     * limit is fenced at that epoch.
+     */
+    void termBegan(Epoch leaderEpoch) {
+        synchronized (lock) {
+            epoch = leaderEpoch;
+            fenceDue = true;
+        }
+        requestDrain(0);
+    }
+
+    /** Limit writes refused because a newer leader had written or fenced the limits. */
+    long refused() {
+        return refused.get();
     }
 
     /** A batch committed: these limits changed (0 = deleted) and these PIDs' quota was reset. */
@@ -162,6 +191,8 @@ final class QuotaSync implements AutoCloseable {
             desired = null;
             desiredGeneration++;
             resetCheck = false; // the successor's reconciliation compares the reset log
+            epoch = Epoch.NONE;
+            fenceDue = false;
         }
     }
 
@@ -182,6 +213,7 @@ final class QuotaSync implements AutoCloseable {
                     && pendingResets.isEmpty()
                     && desired == null
                     && !resetCheck
+                    && !fenceDue
                     && !drainScheduled;
         }
     }
@@ -208,8 +240,12 @@ final class QuotaSync implements AutoCloseable {
         Map<String, Long> full;
         long generation;
         boolean checkResets;
+        Epoch term;
+        boolean fence;
         synchronized (lock) {
             drainScheduled = false;
+            term = epoch;
+            fence = fenceDue;
             checkResets = resetCheck;
             resets = List.copyOf(pendingResets);
             limits = new LinkedHashMap<>(pendingLimits);
@@ -232,14 +268,23 @@ final class QuotaSync implements AutoCloseable {
                 }
                 log.info("quota reset of {} PIDs provisioned", resets.size());
             }
+            if (fence) {
+                provisioner.fenceLimits(term);
+                synchronized (lock) {
+                    if (epoch.equals(term)) {
+                        fenceDue = false;
+                    }
+                }
+                log.info("quota limits fenced at leader epoch {}", term.value());
+            }
             if (!limits.isEmpty()) {
-                provisioner.setLimits(limits);
+                provisioner.setLimits(limits, term);
                 synchronized (lock) {
                     limits.forEach(pendingLimits::remove); // Map.remove(key, value): a newer value stays
                 }
             }
             if (full != null) {
-                int fixed = reconcileAll(full);
+                int fixed = reconcileAll(full, term);
                 synchronized (lock) {
                     if (desiredGeneration == generation) {
                         desired = null;
@@ -259,25 +304,59 @@ final class QuotaSync implements AutoCloseable {
                 failing = false;
                 log.info("quota provisioning works again");
             }
-        } catch (RuntimeException e) {
-            if (!failing) {
-                failing = true;
-                log.warn("quota provisioning failed, retrying every {} ms: {}", retryMillis, e.getMessage());
-            } else {
-                log.debug("quota provisioning failed again: {}", e.getMessage());
+        } catch (PidPoolException e) {
+            if (e.code() == ErrorCode.FENCED) {
+                refusedByNewerLeader(term, e);
+                return;
             }
-            requestDrain(retryMillis);
+            retryLater(e);
+            return;
+        } catch (RuntimeException e) {
+            retryLater(e);
             return;
         }
         synchronized (lock) {
-            if (!pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null || resetCheck) {
+            if (!pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null || resetCheck || fenceDue) {
                 requestDrain(0);
             }
         }
     }
 
+    /** A newer leader writes the limits now: this term's limit work is dropped, not retried. */
+    private void refusedByNewerLeader(Epoch term, PidPoolException e) {
+        refused.incrementAndGet();
+        log.warn(
+                "quota limits of leader epoch {} refused, a newer leader provisions them: {}",
+                term.value(),
+                e.getMessage());
+        boolean more;
+        synchronized (lock) {
+            if (epoch.equals(term)) {
+                pendingLimits.clear();
+                desired = null;
+                desiredGeneration++;
+                resetCheck = false;
+                fenceDue = false;
+            }
+            more = !pendingLimits.isEmpty() || !pendingResets.isEmpty() || desired != null || fenceDue;
+        }
+        if (more) {
+            requestDrain(0); // a later term of this node has work of its own
+        }
+    }
+
+    private void retryLater(RuntimeException e) {
+        if (!failing) {
+            failing = true;
+            log.warn("quota provisioning failed, retrying every {} ms: {}", retryMillis, e.getMessage());
+        } else {
+            log.debug("quota provisioning failed again: {}", e.getMessage());
+        }
+        requestDrain(retryMillis);
+    }
+
     /** Writes only the limits that differ; a PID the store has but the database does not gets 0. */
-    private int reconcileAll(Map<String, Long> full) {
+    private int reconcileAll(Map<String, Long> full, Epoch term) {
         Map<String, Long> actual = provisioner.limits();
         Map<String, Long> fixes = new LinkedHashMap<>();
         full.forEach((pid, limit) -> {
@@ -291,7 +370,7 @@ final class QuotaSync implements AutoCloseable {
             }
         });
         if (!fixes.isEmpty()) {
-            provisioner.setLimits(fixes);
+            provisioner.setLimits(fixes, term);
             log.info("quota reconciliation corrected {} of {} limits", fixes.size(), full.size());
         }
         return fixes.size();

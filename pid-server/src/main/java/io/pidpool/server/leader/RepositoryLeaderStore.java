@@ -13,7 +13,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * {@link LeaderStore} over the core repositories (Jdbi in production, in-memory fakes in tests).
+ * {@link LeaderStore} over the core repositories (Jdbi in production, in-memory fakes in tests). Every
+ * write is one unit of work that ends with a check of the store's leader epoch ({@link
+ * io.pidpool.core.port.LeaderFence#check}), so it commits only while the writer's term is the newest.
  *
  * <p>Concurrency: thread-safe, as the repositories are.
  */
@@ -52,8 +54,18 @@ public final class RepositoryLeaderStore implements LeaderStore {
     }
 
     @Override
-    public void pruneChanges(long keepVersions) {
-        repositories.pids().pruneChanges(keepVersions);
+    public Epoch leaderEpoch() {
+        return repositories.fence().current();
+    }
+
+    @Override
+    public void beginTerm(Epoch epoch) {
+        repositories.fence().raise(epoch);
+    }
+
+    @Override
+    public void pruneChanges(long keepVersions, Epoch epoch) {
+        fenced(epoch, () -> repositories.pids().pruneChanges(keepVersions));
     }
 
     @Override
@@ -62,13 +74,13 @@ public final class RepositoryLeaderStore implements LeaderStore {
     }
 
     @Override
-    public void recordAssignments(Collection<Assignment> rows) {
-        repositories.assignments().recordAll(rows);
+    public void recordAssignments(Collection<Assignment> rows, Epoch epoch) {
+        fenced(epoch, () -> repositories.assignments().recordAll(rows));
     }
 
     @Override
     public void removeAssignments(Collection<String> pidIds, Epoch epoch) {
-        repositories.transactor().useTransaction(() -> {
+        fenced(epoch, () -> {
             for (String pid : pidIds) {
                 repositories.assignments().remove(pid, epoch);
             }
@@ -81,18 +93,30 @@ public final class RepositoryLeaderStore implements LeaderStore {
     }
 
     @Override
-    public void recordCooldowns(Collection<Cooldown> started, Collection<String> ended) {
+    public void recordCooldowns(Collection<Cooldown> started, Collection<String> ended, Epoch epoch) {
         if (cooldowns == null || (started.isEmpty() && ended.isEmpty())) {
             return;
         }
-        repositories.transactor().useTransaction(() -> {
+        fenced(epoch, () -> {
             ended.forEach(cooldowns::remove);
             started.forEach(cooldowns::put);
         });
     }
 
     @Override
-    public void updatePids(Collection<PidAccount> pids) {
-        repositories.pids().updateAll(pids);
+    public void updatePids(Collection<PidAccount> pids, Epoch epoch) {
+        fenced(epoch, () -> repositories.pids().updateAll(pids));
+    }
+
+    /**
+     * Runs a leader's writes in one unit of work that ends with the epoch check (held to the commit; last,
+     * so that a stalled deposed leader never holds up its successor's term start: {@link
+     * io.pidpool.core.port.LeaderFence}).
+     */
+    private void fenced(Epoch epoch, Runnable writes) {
+        repositories.transactor().useTransaction(() -> {
+            writes.run();
+            repositories.fence().check(epoch);
+        });
     }
 }

@@ -6,6 +6,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.client.quota.QuotaKeys;
 import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.QuotaMonth;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * same scripts and keys the SDK's {@code tryAcquire} uses):
  *
  * <ul>
- *   <li>{@link #setLimits}: {@code ledger.setLimit(pid, limit)} per PID (one script, then the near-cache
- *       invalidation broadcast: clients see a raised limit at once);
+ *   <li>{@link #setLimits}: {@code ledger.setLimit(pid, limit, epoch)} per PID (one script that refuses a
+ *       leader epoch older than the shard's, then the near-cache invalidation broadcast: clients see a
+ *       raised limit at once); {@link #fenceLimits}: the new term's epoch recorded in every shard;
  *   <li>{@link #reset}: {@code ledger.reset(pid, month)} with the month of the given instant in the
  *       cluster's quota zone ({@link MonthlyWindow}; default UTC, which is what the SDK uses);
  *   <li>{@link #limits}: every shard's {@code pids} hash read in one pipelined round trip ({@code
@@ -94,9 +96,14 @@ public final class RedisQuotaProvisioner implements QuotaProvisioner, AutoClosea
     }
 
     @Override
-    public void setLimits(Map<String, Long> hardLimits) {
+    public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
         RedissonQuotaLedger l = ledger();
-        hardLimits.forEach(l::setLimit);
+        hardLimits.forEach((pid, limit) -> l.setLimit(pid, limit, leaderEpoch));
+    }
+
+    @Override
+    public void fenceLimits(Epoch leaderEpoch) {
+        ledger().fenceLimits(leaderEpoch);
     }
 
     @Override

@@ -128,6 +128,7 @@ public final class PidServer implements AutoCloseable {
         try {
             curator = lifecycle.add("ZooKeeper client", startCurator());
             database = lifecycle.add("database", openDatabase(config.database()));
+            database.bindCluster(config.cluster(), clock.instant()); // one cluster per database
             RedissonClient client = startRedisson(config.redis());
             lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
             redisson = client;

@@ -27,12 +27,30 @@ public final class EpochFence {
      * holding leadership. Blocking.
      */
     public static FenceToken bump(CuratorFramework client, String epochPath) {
+        return bump(client, epochPath, Epoch.NONE);
+    }
+
+    /**
+     * {@link #bump} to above {@code floor} as well: the new epoch is {@code max(current, floor) + 1}.
+     * The floor is the highest epoch another store has seen (the database's leader epoch): after
+     * ZooKeeper lost {@code /epoch} (a new ensemble, a wiped data directory) the new epoch must still
+     * be above every epoch written to that store, or that store would fence every new leader.
+     */
+    public static FenceToken bump(CuratorFramework client, String epochPath, Epoch floor) {
         long session = ZkSupport.sessionId(client);
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             try {
                 Stat stat = new Stat();
                 byte[] data = client.getData().storingStatIn(stat).forPath(epochPath);
-                long next = parse(data, stat) + 1;
+                long current = parse(data, stat);
+                if (current < floor.value()) {
+                    log.warn(
+                            "{} holds epoch {} but a store has seen epoch {}: continuing above it",
+                            epochPath,
+                            current,
+                            floor.value());
+                }
+                long next = Math.max(current, floor.value()) + 1;
                 Stat after = client.setData()
                         .withVersion(stat.getVersion())
                         .forPath(epochPath, Long.toString(next).getBytes(StandardCharsets.US_ASCII));
@@ -42,8 +60,8 @@ public final class EpochFence {
                     client.create()
                             .creatingParentContainersIfNeeded()
                             .withMode(CreateMode.PERSISTENT)
-                            .forPath(epochPath, "1".getBytes(StandardCharsets.US_ASCII));
-                    return new FenceToken(new Epoch(1), 0, session);
+                            .forPath(epochPath, Long.toString(floor.value() + 1).getBytes(StandardCharsets.US_ASCII));
+                    return new FenceToken(floor.next(), 0, session);
                 } catch (KeeperException.NodeExistsException raced) {
                     log.info("{} appeared meanwhile; reading it again", epochPath);
                 } catch (KeeperException k) {

@@ -2,6 +2,7 @@ package io.pidpool.server.jdbc;
 
 import io.pidpool.core.contract.AssignmentRepositoryContract;
 import io.pidpool.core.contract.AuditLogContract;
+import io.pidpool.core.contract.LeaderFenceContract;
 import io.pidpool.core.contract.ModuleRepositoryContract;
 import io.pidpool.core.contract.OperationLogContract;
 import io.pidpool.core.contract.PidRepositoryContract;
@@ -92,6 +93,14 @@ class JdbiRepositoriesIT {
                 return fresh(clock);
             }
         }
+
+        @Nested
+        class Fence extends LeaderFenceContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
     }
 
     @Nested
@@ -164,6 +173,14 @@ class JdbiRepositoriesIT {
                 return fresh(clock);
             }
         }
+
+        @Nested
+        class Fence extends LeaderFenceContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
     }
 
     @Nested
@@ -231,6 +248,14 @@ class JdbiRepositoriesIT {
 
         @Nested
         class Transactions extends TransactorContract {
+            @Override
+            protected Repositories newRepositories(Clock clock) {
+                return fresh(clock);
+            }
+        }
+
+        @Nested
+        class Fence extends LeaderFenceContract {
             @Override
             protected Repositories newRepositories(Clock clock) {
                 return fresh(clock);

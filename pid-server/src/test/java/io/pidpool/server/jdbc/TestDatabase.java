@@ -38,7 +38,8 @@ final class TestDatabase implements AutoCloseable {
             "pool_pid_attribute",
             "pool_pid",
             "pool_module_weight",
-            "pool_module");
+            "pool_module",
+            "pool_cluster");
 
     private final Dialect dialect;
     private final String name;
@@ -107,7 +108,10 @@ final class TestDatabase implements AutoCloseable {
 
     /** Empties every table and returns new repositories on {@code clock}. */
     Repositories fresh(Clock clock) {
-        execute(TABLES.stream().map(t -> "DELETE FROM " + t).toList());
+        var statements = new java.util.ArrayList<>(
+                TABLES.stream().map(t -> "DELETE FROM " + t).toList());
+        statements.add("UPDATE pool_leader_epoch SET epoch = 0");
+        execute(statements);
         return database.repositories(clock);
     }
 

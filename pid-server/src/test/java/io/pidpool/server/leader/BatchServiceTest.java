@@ -90,7 +90,15 @@ class BatchServiceTest {
 
     static Repositories with(Repositories r, OperationLog operations, AuditLog audit) {
         return new Repositories(
-                r.transactor(), r.modules(), r.pids(), r.assignments(), r.slots(), operations, audit, r.usage());
+                r.transactor(),
+                r.modules(),
+                r.pids(),
+                r.assignments(),
+                r.slots(),
+                operations,
+                audit,
+                r.usage(),
+                r.fence());
     }
 
     void deal(BatchId id) {

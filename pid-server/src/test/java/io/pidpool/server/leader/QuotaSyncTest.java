@@ -3,7 +3,9 @@ package io.pidpool.server.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Epoch;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -26,11 +28,28 @@ class QuotaSyncTest {
         final List<String> calls = new ArrayList<>();
         boolean down;
 
+        Epoch fencedAt = Epoch.NONE;
+
         @Override
-        public void setLimits(Map<String, Long> hardLimits) {
+        public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
             fail();
+            if (leaderEpoch.isOlderThan(fencedAt)) {
+                calls.add("refused " + new java.util.TreeMap<>(hardLimits) + " of epoch " + leaderEpoch.value());
+                throw new PidPoolException(ErrorCode.FENCED, "epoch", "a newer leader wrote limits");
+            }
+            fencedAt = leaderEpoch;
             calls.add("set " + new java.util.TreeMap<>(hardLimits));
             limits.putAll(hardLimits);
+        }
+
+        @Override
+        public void fenceLimits(Epoch leaderEpoch) {
+            fail();
+            if (leaderEpoch.isOlderThan(fencedAt)) {
+                throw new PidPoolException(ErrorCode.FENCED, "epoch", "a newer leader fenced the limits");
+            }
+            fencedAt = leaderEpoch;
+            calls.add("fence " + leaderEpoch.value());
         }
 
         @Override
@@ -146,8 +165,8 @@ class QuotaSyncTest {
         QuotaSync racing = new QuotaSync(
                 new QuotaProvisioner() {
                     @Override
-                    public void setLimits(Map<String, Long> hardLimits) {
-                        ledger.setLimits(hardLimits);
+                    public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
+                        ledger.setLimits(hardLimits, leaderEpoch);
                     }
 
                     @Override
@@ -195,5 +214,32 @@ class QuotaSyncTest {
         logging.reconcile(Map.of("a", 1L));
         assertThat(queue).isEmpty();
         assertThat(logging.idle()).isTrue();
+    }
+
+    @Test
+    void aTermFencesTheLimitsBeforeItsFirstLimitWrite() {
+        sync.termBegan(new Epoch(2));
+        sync.committed(Map.of("a", 50L), List.of(), T0);
+        runAll();
+
+        assertThat(ledger.calls).containsExactly("fence 2", "set {a=50}");
+        assertThat(sync.idle()).isTrue();
+    }
+
+    @Test
+    void aDeposedTermsLimitWriteIsRefusedOnceAndNotRetried() {
+        sync.termBegan(new Epoch(1));
+        runAll();
+        ledger.fencedAt = new Epoch(2); // the successor fenced the limits and lowered one
+        ledger.limits.put("a", 10L);
+
+        sync.committed(Map.of("a", 500L), List.of(), T0); // the deposed leader's drain, late
+        List<Long> delays = runAll();
+
+        assertThat(delays).containsExactly(0L); // no retry
+        assertThat(ledger.limits).containsEntry("a", 10L);
+        assertThat(ledger.calls).contains("refused {a=500} of epoch 1");
+        assertThat(sync.refused()).isEqualTo(1);
+        assertThat(sync.idle()).isTrue();
     }
 }

@@ -201,6 +201,73 @@ class PidServerIT {
     }
 
     @Test
+    void aServerOfAnotherClusterRefusesToStartOnADatabaseBoundToTheFirst() throws Exception {
+        String url = "jdbc:h2:file:"
+                + dir.resolve("shared-" + UUID.randomUUID()).resolve("pidpool") + ";DB_CLOSE_ON_EXIT=FALSE";
+        Map<String, String> env = Map.of("PIDPOOL_ZOOKEEPER_CONNECT", zk.connectString(), "PIDPOOL_DATABASE_URL", url);
+        int[] http = ItSupport.freePorts(2);
+
+        Cli a = new Cli(
+                Files.writeString(dir.resolve("a.yml"), yaml(http[0]).replace("cluster: it", "cluster: a")), env);
+        await().atMost(Duration.ofSeconds(60))
+                .failFast("server a exited: " + a.err.lines(), a.exit::isDone)
+                .until(() -> a.out.find("PidPool ready:").isPresent());
+
+        Cli b = new Cli(
+                Files.writeString(dir.resolve("b.yml"), yaml(http[1]).replace("cluster: it", "cluster: b")), env);
+        assertThat(b.exit.get(60, TimeUnit.SECONDS))
+                .as("exit code of b; out: %s", b.out.lines())
+                .isEqualTo(1);
+        assertThat(b.err.lines())
+                .singleElement()
+                .asString()
+                .startsWith("pid-server: cannot start: ")
+                .contains("belongs to cluster 'a'")
+                .contains("this server is of cluster 'b'");
+        assertThat(b.out.find("PidPool ready:")).isEmpty();
+        assertThat(ItSupport.isFree(http[1])).isTrue();
+
+        assertThat(a.terminate()).isZero();
+        // cluster a starts again on its database
+        Cli again = new Cli(dir.resolve("a.yml"), env);
+        await().atMost(Duration.ofSeconds(60))
+                .failFast("server a exited: " + again.err.lines(), again.exit::isDone)
+                .until(() -> again.out.find("PidPool ready:").isPresent());
+        assertThat(again.terminate()).isZero();
+    }
+
+    /** {@code pid-server server --config file} in a background thread. */
+    static final class Cli {
+        final Lines out = new Lines();
+        final Lines err = new Lines();
+        final List<Runnable> hooks = new ArrayList<>();
+        final CompletableFuture<Integer> exit;
+
+        Cli(Path config, Map<String, String> env) {
+            exit = CompletableFuture.supplyAsync(() -> PidServerMain.run(
+                    new String[] {"server", "--config", config.toString()},
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8),
+                    env,
+                    (name, action) -> {
+                        synchronized (hooks) {
+                            hooks.add(action);
+                        }
+                    }));
+        }
+
+        /** What a SIGTERM does: run the shutdown hooks; returns the exit code. */
+        int terminate() throws Exception {
+            List<Runnable> registered;
+            synchronized (hooks) {
+                registered = List.copyOf(hooks);
+            }
+            registered.forEach(Runnable::run);
+            return exit.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void unreachableDependenciesFailStartUpFastNamingThemAndReleaseEverything() {
         int[] ports = ItSupport.freePorts(2);
         int http = ports[0];

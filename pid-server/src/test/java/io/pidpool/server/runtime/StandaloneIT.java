@@ -15,6 +15,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -157,6 +161,45 @@ class StandaloneIT {
         assertThat(second.terminate()).isZero();
         for (int port : ports) {
             assertThat(ItSupport.isFree(port)).as("port %d released", port).isTrue();
+        }
+    }
+
+    @Test
+    void aDataDirectoryFromBeforeTheClusterBindingStartsAndIsBoundToItsCluster() throws Exception {
+        int[] ports = ItSupport.freePorts(3);
+        String[] args = {
+            "standalone",
+            "--http-port",
+            Integer.toString(ports[0]),
+            "--zk-port",
+            Integer.toString(ports[1]),
+            "--redis-port",
+            Integer.toString(ports[2]),
+            "--data-dir",
+            dataDir.toString(),
+            "--admin-token",
+            "a-token-0123456789abcdef"
+        };
+        Run first = new Run(args);
+        first.awaitReady();
+        assertThat(first.terminate()).isZero();
+        // the database as a release before the binding left it: no table, no migration recorded
+        String url = io.pidpool.server.embedded.H2Files.url(dataDir.resolve("db"));
+        try (Connection c = DriverManager.getConnection(url);
+                Statement s = c.createStatement()) {
+            s.execute("DROP TABLE pool_cluster");
+            assertThat(s.executeUpdate("DELETE FROM \"pidpool_schema_history\" WHERE \"version\" = '8.1'"))
+                    .isEqualTo(1);
+        }
+
+        Run second = new Run(args);
+        second.awaitReady();
+        assertThat(second.terminate()).isZero();
+        try (Connection c = DriverManager.getConnection(url);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT cluster_name FROM pool_cluster")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("default");
         }
     }
 
