@@ -240,45 +240,55 @@ public final class SimLeader {
         return events;
     }
 
+    /**
+     * Curator's LeaderLatch in protected mode: a node of this session found under the latch path
+     * (a create whose reply was lost) is adopted instead of creating a second one.
+     */
     private void joinElection() {
         if (joining || stopped || !zk.connected()) {
             return;
         }
-        joining = true;
         long session = zk.sessionId();
-        zk.createWithParents(
-                layout.leader() + "/latch-" + nodeId + "-" + Long.toHexString(session) + "-",
-                nodeId.getBytes(StandardCharsets.UTF_8),
-                SimZooKeeper.Mode.EPHEMERAL_SEQUENTIAL,
-                (code, r) -> {
-                    joining = false;
-                    if (code == Code.OK && zk.sessionId() == session) {
-                        latchPath = r.path();
-                        latchSession = session;
-                        checkLeadership();
-                    } else {
-                        // Curator's protected mode finds a node whose reply was lost: it carries the session in its
-                        // name
-                        adoptOrRetry(session);
-                    }
-                });
-    }
-
-    private void adoptOrRetry(long session) {
+        if (latchPath != null && latchSession == session) {
+            checkLeadership();
+            return;
+        }
+        joining = true;
+        String prefix = "latch-" + nodeId + "-" + Long.toHexString(session) + "-";
         zk.getChildren(layout.leader(), (code, listing) -> {
-            if (code == Code.OK && zk.sessionId() == session) {
-                String prefix = "latch-" + nodeId + "-" + Long.toHexString(session) + "-";
-                for (String child : listing.children()) {
-                    if (child.startsWith(prefix)) {
-                        latchPath = layout.leader() + "/" + child;
-                        latchSession = session;
-                        checkLeadership();
-                        return;
-                    }
+            if (code != Code.OK || zk.sessionId() != session) {
+                joining = false;
+                retryJoin();
+                return;
+            }
+            for (String child : listing.children()) {
+                if (child.startsWith(prefix)) {
+                    joining = false;
+                    latchPath = layout.leader() + "/" + child;
+                    latchSession = session;
+                    checkLeadership();
+                    return;
                 }
             }
-            sched.after(REJOIN_DELAY, proc, nodeId + " rejoin", this::joinElection);
+            zk.createWithParents(
+                    layout.leader() + "/" + prefix,
+                    nodeId.getBytes(StandardCharsets.UTF_8),
+                    SimZooKeeper.Mode.EPHEMERAL_SEQUENTIAL,
+                    (c2, r) -> {
+                        joining = false;
+                        if (c2 == Code.OK && zk.sessionId() == session) {
+                            latchPath = r.path();
+                            latchSession = session;
+                            checkLeadership();
+                        } else {
+                            retryJoin();
+                        }
+                    });
         });
+    }
+
+    private void retryJoin() {
+        sched.after(REJOIN_DELAY, proc, nodeId + " rejoin", this::joinElection);
     }
 
     private static long sequence(String child) {

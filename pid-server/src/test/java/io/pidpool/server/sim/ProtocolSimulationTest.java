@@ -112,7 +112,8 @@ class ProtocolSimulationTest {
             }
             events += cluster.scheduler().events();
             if (!cluster.failures().isEmpty()) {
-                failed.add("seed " + seed + ": " + cluster.failures().get(0) + "\n  replay: " + replay(seed, known));
+                failed.add("seed " + seed + ": " + String.join(" | ", cluster.failures()) + "\n  replay: "
+                        + replay(seed, known));
             }
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
