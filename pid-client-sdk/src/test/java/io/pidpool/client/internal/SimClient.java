@@ -1,0 +1,891 @@
+package io.pidpool.client.internal;
+
+import io.pidpool.client.PidAccount;
+import io.pidpool.client.PidListener;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.InstanceId;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.protocol.InstanceNode;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.sim.SimPlatform;
+import io.pidpool.core.sim.SimScheduler;
+import io.pidpool.core.sim.SimScheduler.Proc;
+import io.pidpool.core.sim.SimZooKeeper;
+import io.pidpool.core.sim.SimZooKeeper.Code;
+import io.pidpool.core.sim.SimZooKeeper.ConnState;
+import io.pidpool.core.sim.SimZooKeeper.OpResult;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * One SDK client process on virtual time: the REAL {@link PidTracker}, {@link Lease}, {@link
+ * Heartbeats}, {@link PauseDetector}, {@link Timing} and {@link ListenerInvoker}, glued as {@link
+ * DefaultPidClient} glues them (same method names, same order of steps), with Curator replaced by a
+ * {@link SimZooKeeper.Client}, the state thread, the watchdog and the callback threads by events of
+ * one {@link Proc}, and the callback executor by a {@link SimDispatch}.
+ *
+ * <p>What the glue leaves out: Curator's CURATOR-525 SUSPENDED race and its probe, quota wiring,
+ * health reports, the blocking start/close futures.
+ *
+ * <p>Concurrency: single-threaded on the {@link SimScheduler}.
+ */
+public final class SimClient {
+    /** The listener's behaviour in virtual time, chosen by the schedule. */
+    public interface Behaviour {
+        /** How long {@code onAssigned} takes for this PID now. */
+        long loginNanos(String pid);
+
+        /** Whether this login is refused (onAssigned throws). */
+        boolean loginFails(String pid);
+
+        /** How long {@code onRevoked} takes. */
+        long logoutNanos(String pid);
+    }
+
+    private static final long REGISTER_RETRY = 500_000_000L;
+    private static final int MAX_WRITES_PER_MULTI = 200;
+
+    private final SimScheduler sched;
+    private final SimZooKeeper zooKeeper;
+    private final Proc proc;
+    private final String name;
+    private final String holder;
+    private final ZkLayout layout;
+    private final ModuleKey module;
+    private final long requestedTimeout;
+    private final SimPlatform platform;
+    private final Behaviour behaviour;
+    private final SimDispatch dispatch;
+    private final SimZooKeeper.Client zk;
+    private final ListenerInvoker invoker;
+    private final Lease lease = new Lease();
+    private final PidTracker tracker = new PidTracker();
+    private final Set<Long> retiredSessions = new HashSet<>();
+    private final List<Action.Write> queuedWrites = new ArrayList<>();
+
+    private boolean started;
+    private boolean closing;
+    private boolean closed;
+    private boolean granting;
+    private long stops;
+    private long liveSessionId;
+    private boolean connected;
+    private boolean registerScheduled;
+    private boolean registering;
+    private boolean flushPosted;
+    private int outstandingReads;
+    private Session current;
+    private Timing timing;
+    private PauseDetector detector;
+    private Timing detectorTiming;
+    private boolean watchdogRunning;
+
+    /** One registration (as in DefaultPidClient.Session). */
+    private final class Session {
+        final long generation;
+        final long sessionId;
+        final Timing timing;
+        final InstanceId instance;
+        final String instancePath;
+        final Heartbeats heartbeats;
+        String pidsPath = "";
+        PidsWatch pidsWatch;
+        boolean closedCaches;
+
+        Session(long generation, long sessionId, Timing timing, InstanceId instance, String instancePath) {
+            this.generation = generation;
+            this.sessionId = sessionId;
+            this.timing = timing;
+            this.instance = instance;
+            this.instancePath = instancePath;
+            this.heartbeats = new Heartbeats(timing);
+        }
+
+        void closeCaches() {
+            closedCaches = true;
+            if (pidsWatch != null) {
+                pidsWatch.closed = true;
+                pidsWatch = null;
+            }
+        }
+    }
+
+    /**
+     * @param holder the name the platform knows this process incarnation by
+     */
+    public SimClient(
+            SimScheduler sched,
+            SimZooKeeper zooKeeper,
+            Proc proc,
+            String holder,
+            ZkLayout layout,
+            ModuleKey module,
+            long requestedTimeout,
+            SimPlatform platform,
+            Behaviour behaviour,
+            Function<Proc, SimDispatch> dispatch) {
+        this.sched = sched;
+        this.zooKeeper = zooKeeper;
+        this.proc = proc;
+        this.name = proc.name();
+        this.holder = holder;
+        this.layout = layout;
+        this.module = module;
+        this.requestedTimeout = requestedTimeout;
+        this.platform = platform;
+        this.behaviour = behaviour;
+        this.dispatch = dispatch.apply(proc);
+        this.zk = zooKeeper.client(name, proc, requestedTimeout);
+        this.invoker = new ListenerInvoker(new PlatformListener(), secret -> "pw");
+    }
+
+    public SimZooKeeper.Client zk() {
+        return zk;
+    }
+
+    public String holder() {
+        return holder;
+    }
+
+    public Set<String> heldIds() {
+        return tracker.heldIds();
+    }
+
+    /** The PIDs heldPids() would report now (gate + lease). */
+    public boolean granting() {
+        return granting && lease.isValid(sched.now(), liveSessionId);
+    }
+
+    public long sessionId() {
+        return current == null ? 0 : current.sessionId;
+    }
+
+    /** The user's listener: logs in and out of the platform; its time is spent by the dispatch. */
+    private final class PlatformListener implements PidListener {
+        @Override
+        public void onAssigned(PidAccount account) throws Exception {
+            platform.login(account.id(), holder);
+            if (behaviour.loginFails(account.id())) {
+                // the hold ends when the refusal returns (see callback)
+                throw new IllegalStateException("login refused by the platform");
+            }
+        }
+
+        @Override
+        public void onRevoked(PidAccount account) {
+            platform.logout(account.id(), holder);
+        }
+    }
+
+    public void start() {
+        started = true;
+        zk.onState(this::onConnectionState);
+        zk.start();
+    }
+
+    /** The process dies now (the platform sees every hold end). */
+    public void crash() {
+        closed = true;
+        zk.crash();
+        platform.died(holder);
+    }
+
+    // ---------------------------------------------------------------- connection events
+
+    private void onConnectionState(ConnState state) {
+        switch (state) {
+            case SUSPENDED -> {
+                liveSessionId = 0;
+                stop();
+                post("onSuspended", this::onSuspended);
+            }
+            case LOST -> {
+                liveSessionId = 0;
+                stop();
+                post("onLost", this::onLost);
+            }
+            case CONNECTED, RECONNECTED -> {
+                liveSessionId = zk.sessionId();
+                post("onConnected", this::onConnected);
+            }
+        }
+    }
+
+    private void stop() {
+        stops++;
+        granting = false;
+    }
+
+    private void onSuspended() {
+        connected = false;
+        suspend("the ZooKeeper connection is suspended");
+    }
+
+    private void onLost() {
+        connected = false;
+        Session s = current;
+        if (s != null) {
+            retire(s, "its ZooKeeper session was lost");
+        }
+    }
+
+    private void onConnected() {
+        connected = true;
+        if (!started || closing) {
+            return;
+        }
+        Session s = current;
+        long sessionId = zk.sessionId();
+        if (s == null) {
+            register();
+        } else if (sessionId != 0 && s.sessionId != sessionId) {
+            retire(s, "the ZooKeeper client is on another session");
+            register();
+        } else {
+            if (s.pidsWatch != null) {
+                s.pidsWatch.reconnected();
+            } else if (s.pidsPath.isEmpty()) {
+                readInstance(s);
+            }
+            heartbeat(sched.now(), true);
+        }
+    }
+
+    private void suspend(String why) {
+        if (tracker.granting()) {
+            sched.trace(
+                    name,
+                    "suspending: " + why + "; revoking " + tracker.heldIds().size());
+        }
+        apply(tracker.suspend());
+    }
+
+    private void maybeResume() {
+        if (!started || closing || current == null || !connected || tracker.granting()) {
+            return;
+        }
+        long seen = stops;
+        if (!lease.isValid(sched.now(), zk.sessionId())) {
+            return;
+        }
+        granting = true;
+        if (stops != seen) {
+            granting = false;
+            return;
+        }
+        sched.trace(name, "granting on session 0x" + Long.toHexString(current.sessionId));
+        apply(tracker.resume());
+    }
+
+    // ---------------------------------------------------------------- registration
+
+    private void register() {
+        if (!started || closing || current != null || registering) {
+            return;
+        }
+        if (!zk.connected()) {
+            return;
+        }
+        long sessionId = zk.sessionId();
+        long negotiated = zk.negotiatedTimeout();
+        if (retiredSessions.contains(sessionId)) {
+            zooKeeper.expire(sessionId); // DefaultPidClient.expireSession: a clean new session
+            return;
+        }
+        InstanceId instance = InstanceId.of(name + "-" + Long.toHexString(sessionId));
+        String path = layout.instance(module, instance);
+        long sentAt = sched.now();
+        registering = true;
+        zk.createWithParents(
+                path, InstanceNode.registering(1, name).encode(), SimZooKeeper.Mode.EPHEMERAL, (code, r) -> {
+                    if (code == Code.OK || code == Code.NODEEXISTS) {
+                        zk.exists(path, (c2, st) -> {
+                            registering = false;
+                            if (c2 != Code.OK || st.stat() == null) {
+                                scheduleRegister();
+                            } else if (st.stat().ephemeralOwner() != sessionId) {
+                                scheduleRegister();
+                            } else {
+                                registered(sessionId, negotiated, instance, path, sentAt);
+                            }
+                        });
+                    } else {
+                        registering = false;
+                        scheduleRegister();
+                    }
+                });
+    }
+
+    private void registered(long sessionId, long negotiated, InstanceId instance, String path, long sentAt) {
+        if (closing || current != null || zk.sessionId() != sessionId) {
+            scheduleRegister();
+            return;
+        }
+        Timing t = new Timing(negotiated);
+        apply(tracker.resetSession(sessionId));
+        lease.begin(sessionId, t, sentAt);
+        Session s = new Session(tracker.generation(), sessionId, t, instance, path);
+        current = s;
+        timing = t;
+        scheduleWatchdog();
+        readInstance(s);
+        sched.trace(name, "registered " + instance + " (session 0x" + Long.toHexString(sessionId) + ")");
+        maybeResume();
+    }
+
+    private void scheduleRegister() {
+        if (registerScheduled || !started || closing) {
+            return;
+        }
+        registerScheduled = true;
+        sched.after(REGISTER_RETRY, proc, name + " register retry", () -> {
+            registerScheduled = false;
+            register();
+        });
+    }
+
+    private void retire(Session s, String why) {
+        sched.trace(name, "leaving registration " + s.instance + ": " + why);
+        retiredSessions.add(s.sessionId);
+        s.closeCaches();
+        current = null;
+        timing = null;
+        lease.end();
+        granting = false;
+        apply(tracker.resetSession(0));
+    }
+
+    private void onInstanceNodeLost(long generation, String why) {
+        Session s = current;
+        if (s == null || s.generation != generation || closing) {
+            return;
+        }
+        if (zk.sessionId() != s.sessionId) {
+            return;
+        }
+        retire(s, "its instance node " + why + " while the session is alive; starting a new session");
+        zooKeeper.expire(s.sessionId);
+    }
+
+    // ---------------------------------------------------------------- watching
+
+    /** CuratorCache SINGLE_NODE_CACHE: a one-shot data watch, re-armed on every event. */
+    private void readInstance(Session s) {
+        zk.getDataWatched(
+                s.instancePath,
+                event -> {
+                    if (s.closedCaches) {
+                        return;
+                    }
+                    if (event.type() == SimZooKeeper.EventType.DELETED) {
+                        post("instance deleted", () -> onInstanceNodeLost(s.generation, "was deleted"));
+                    } else {
+                        readInstance(s);
+                    }
+                },
+                (code, r) -> {
+                    if (code == Code.OK && !s.closedCaches) {
+                        onInstanceData(s.generation, r.data());
+                    }
+                });
+    }
+
+    private void onInstanceData(long generation, byte[] data) {
+        Session s = current;
+        if (s == null || s.generation != generation || data == null) {
+            return;
+        }
+        InstanceNode node;
+        try {
+            node = InstanceNode.decode(data);
+        } catch (PidPoolException e) {
+            return;
+        }
+        if (!node.hasPidsPath()) {
+            return;
+        }
+        if (s.pidsPath.isEmpty()) {
+            s.pidsPath = node.pidsPath();
+            s.pidsWatch = new PidsWatch(s);
+            s.pidsWatch.start();
+        } else if (!s.pidsPath.equals(node.pidsPath())) {
+            onInstanceNodeLost(generation, "moved its PIDs");
+        }
+    }
+
+    private void readIfNotCovered(long generation, String pid) {
+        Session s = current;
+        if (s != null && s.generation == generation && s.pidsWatch != null) {
+            s.pidsWatch.writeSettled(pid);
+        }
+    }
+
+    /** DefaultPidClient.PidsWatch: one persistent recursive watch on the pids node. */
+    private final class PidsWatch {
+        final Session s;
+        final String root;
+        boolean closed;
+        final Map<String, Long> noticed = new LinkedHashMap<>();
+        final Map<String, Long> awaitingWrite = new HashMap<>();
+        boolean readPosted;
+
+        PidsWatch(Session s) {
+            this.s = s;
+            this.root = s.pidsPath;
+        }
+
+        void start() {
+            zk.addPersistentWatch(root, this::process);
+            rescan();
+        }
+
+        void reconnected() {
+            rescan();
+        }
+
+        void process(SimZooKeeper.WatchEvent event) {
+            String path = event.path();
+            if (closed || !path.startsWith(root + "/") || path.indexOf('/', root.length() + 1) >= 0) {
+                return;
+            }
+            String pid = path.substring(root.length() + 1);
+            long zxid = event.zxid();
+            switch (event.type()) {
+                case CREATED, CHANGED -> post("notice " + pid, () -> notice(pid, zxid));
+                case DELETED ->
+                    post("deleted " + pid, () -> {
+                        noticed.remove(pid);
+                        apply(tracker.onNodeDeleted(s.generation, pid));
+                    });
+            }
+        }
+
+        private void notice(String pid, long zxid) {
+            if (closed) {
+                return;
+            }
+            noticed.merge(pid, zxid, Math::max);
+            if (!readPosted) {
+                readPosted = true;
+                post("readNoticed", this::readNoticed);
+            }
+        }
+
+        private void readNoticed() {
+            readPosted = false;
+            List<String> due = new ArrayList<>();
+            noticed.forEach((pid, zxid) -> {
+                if (zxid > 0 && tracker.covers(pid, zxid)) {
+                    return;
+                }
+                if (zxid > 0 && tracker.writing(pid)) {
+                    awaitingWrite.merge(pid, zxid, Math::max);
+                } else {
+                    due.add(pid);
+                }
+            });
+            noticed.clear();
+            read(due);
+        }
+
+        void writeSettled(String pid) {
+            Long zxid = awaitingWrite.remove(pid);
+            if (zxid != null) {
+                notice(pid, zxid);
+            }
+        }
+
+        void rescan() {
+            if (closed) {
+                return;
+            }
+            outstandingReads++;
+            zk.getChildren(
+                    root,
+                    (code, listing) -> post("listing", () -> {
+                        outstandingReads--;
+                        if (closed) {
+                            apply(List.of());
+                            return;
+                        }
+                        if (code == Code.OK) {
+                            Set<String> present = new HashSet<>(listing.children());
+                            for (String pid : tracker.observed()) {
+                                if (!present.contains(pid)) {
+                                    apply(tracker.onNodeDeleted(s.generation, pid));
+                                }
+                            }
+                            read(listing.children());
+                        }
+                        apply(List.of());
+                    }));
+        }
+
+        private void read(List<String> pids) {
+            for (int from = 0; from < pids.size() && !closed; from += MAX_WRITES_PER_MULTI) {
+                List<String> batch =
+                        List.copyOf(pids.subList(from, Math.min(pids.size(), from + MAX_WRITES_PER_MULTI)));
+                List<String> paths = batch.stream().map(p -> root + "/" + p).toList();
+                outstandingReads++;
+                zk.readMulti(paths, (code, results) -> post("read", () -> onRead(batch, results)));
+            }
+        }
+
+        private void onRead(List<String> batch, List<OpResult> results) {
+            outstandingReads--;
+            for (int i = 0; results != null && i < results.size() && i < batch.size() && !closed; i++) {
+                String path = root + "/" + batch.get(i);
+                OpResult r = results.get(i);
+                if (r.code() == Code.OK) {
+                    apply(tracker.onNode(NodeView.read(
+                            s.generation,
+                            path,
+                            r.data(),
+                            r.stat().version(),
+                            r.stat().mzxid())));
+                } else if (r.code() == Code.NONODE) {
+                    apply(tracker.onNodeDeleted(s.generation, batch.get(i)));
+                }
+            }
+            apply(List.of());
+        }
+    }
+
+    // ---------------------------------------------------------------- actions
+
+    private void apply(List<Action> actions) {
+        for (Action a : actions) {
+            if (a instanceof Action.Assign x) {
+                callback(
+                        x.pid(),
+                        false,
+                        () -> invoker.assign(x.view().node()),
+                        behaviour.loginNanos(x.pid()),
+                        true,
+                        true);
+            } else if (a instanceof Action.Update x) {
+                callback(
+                        x.pid(),
+                        false,
+                        () -> invoker.update(x.before(), x.view().node()),
+                        behaviour.loginNanos(x.pid()),
+                        true,
+                        false);
+            } else if (a instanceof Action.Revoke x) {
+                callback(
+                        x.pid(),
+                        true,
+                        () -> invoker.revoke(x.account(), x.why()),
+                        behaviour.logoutNanos(x.pid()),
+                        false,
+                        false);
+            } else if (a instanceof Action.Write x) {
+                queueWrite(x);
+            }
+        }
+        if (closing && !closed && outstandingReads == 0 && tracker.isQuiescent()) {
+            leave();
+        }
+    }
+
+    /**
+     * One listener callback on the dispatch: an assignment calls the listener when it starts (the
+     * login begins) and reports when its time is up; a revocation spends its time first and calls
+     * the listener when it returns (the logout is done).
+     */
+    private void callback(
+            String pid,
+            boolean revocation,
+            java.util.function.Supplier<Outcome> call,
+            long nanos,
+            boolean callAtStart,
+            boolean assign) {
+        dispatch.execute(pid, revocation, finished -> {
+            Outcome early = callAtStart ? call.get() : null;
+            sched.trace(
+                    name, (revocation ? "onRevoked " : "callback ") + pid + " starts (" + nanos / 1_000_000 + " ms)");
+            sched.after(nanos, proc, name + " callback " + pid + " returns", () -> {
+                Outcome outcome = callAtStart ? early : call.get();
+                if (assign && outcome instanceof Outcome.Failed) {
+                    platform.logout(pid, holder); // the refused login is over
+                }
+                finished.run();
+                post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome)));
+            });
+        });
+    }
+
+    private void queueWrite(Action.Write w) {
+        queuedWrites.add(w);
+        if (!flushPosted) {
+            flushPosted = true;
+            post("flushWrites", this::flushWrites);
+        }
+    }
+
+    private void flushWrites() {
+        flushPosted = false;
+        List<Action.Write> due = new ArrayList<>(queuedWrites);
+        queuedWrites.clear();
+        for (int from = 0; from < due.size(); from += MAX_WRITES_PER_MULTI) {
+            send(due.subList(from, Math.min(due.size(), from + MAX_WRITES_PER_MULTI)));
+        }
+    }
+
+    private void send(List<Action.Write> writes) {
+        Session s = current;
+        List<Action.Write> valid = new ArrayList<>();
+        for (Action.Write w : writes) {
+            if (s == null || s.generation != w.generation()) {
+                post("write dropped", () -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
+            } else {
+                valid.add(w);
+            }
+        }
+        if (valid.isEmpty()) {
+            return;
+        }
+        long sessionId = s.sessionId;
+        long sentAt = sched.now();
+        if (valid.size() == 1) {
+            Action.Write w = valid.get(0);
+            zk.setData(
+                    w.path(),
+                    w.node().encode(),
+                    w.expectedVersion(),
+                    (code, r) -> onWriteResult(w, sessionId, sentAt, code, r == null ? null : r.stat()));
+        } else {
+            List<SimZooKeeper.Op> ops = new ArrayList<>();
+            for (Action.Write w : valid) {
+                ops.add(new SimZooKeeper.SetData(w.path(), w.node().encode(), w.expectedVersion()));
+            }
+            zk.multi(ops, (code, results) -> onWritesResult(valid, sessionId, sentAt, code, results));
+        }
+    }
+
+    private void onWritesResult(
+            List<Action.Write> writes, long sessionId, long sentAt, Code rc, List<OpResult> results) {
+        if (rc == Code.OK && results != null) {
+            for (int i = 0; i < writes.size(); i++) {
+                onWriteResult(
+                        writes.get(i),
+                        sessionId,
+                        sentAt,
+                        Code.OK,
+                        results.get(i).stat());
+            }
+            return;
+        }
+        int failed = -1;
+        for (int i = 0; results != null && i < results.size(); i++) {
+            Code c = results.get(i).code();
+            if (c != Code.OK && c != Code.RUNTIMEINCONSISTENCY) {
+                failed = i;
+                break;
+            }
+        }
+        if (failed < 0) {
+            writes.forEach(w -> onWriteResult(w, sessionId, sentAt, rc, null));
+            return;
+        }
+        Action.Write refused = writes.get(failed);
+        onWriteResult(refused, sessionId, sentAt, results.get(failed).code(), null);
+        List<Action.Write> rest = new ArrayList<>(writes);
+        rest.remove(failed);
+        if (!rest.isEmpty()) {
+            post("resend", () -> send(rest));
+        }
+    }
+
+    private void onWriteResult(Action.Write w, long sessionId, long sentAt, Code code, SimZooKeeper.Stat stat) {
+        switch (code) {
+            case OK -> {
+                onReply(sessionId, sentAt);
+                NodeView written = NodeView.of(w.generation(), w.path(), w.node(), stat.version(), stat.mzxid());
+                post("write ok " + w.pid(), () -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
+            }
+            case BADVERSION -> {
+                onReply(sessionId, sentAt);
+                post("write stale " + w.pid(), () -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.BAD_VERSION, null));
+                    reread(w.generation(), w.path());
+                    readIfNotCovered(w.generation(), w.pid());
+                });
+            }
+            case NONODE -> {
+                onReply(sessionId, sentAt);
+                post("write nonode " + w.pid(), () -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
+            }
+            default ->
+                post("write failed " + w.pid(), () -> {
+                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null));
+                    readIfNotCovered(w.generation(), w.pid());
+                });
+        }
+    }
+
+    private void reread(long generation, String path) {
+        outstandingReads++;
+        zk.getData(
+                path,
+                false,
+                (code, r) -> post("reread", () -> {
+                    outstandingReads--;
+                    if (code == Code.OK) {
+                        apply(tracker.onNode(NodeView.read(
+                                generation,
+                                path,
+                                r.data(),
+                                r.stat().version(),
+                                r.stat().mzxid())));
+                    } else if (code == Code.NONODE) {
+                        apply(tracker.onNodeDeleted(generation, path.substring(path.lastIndexOf('/') + 1)));
+                    } else {
+                        apply(List.of());
+                    }
+                }));
+    }
+
+    // ---------------------------------------------------------------- lease, heartbeat, pauses
+
+    private void onReply(long sessionId, long sentAt) {
+        if (zk.sessionId() != sessionId) {
+            return;
+        }
+        lease.recordReply(sessionId, sentAt);
+        if (!granting && started && !closing) {
+            post("maybeResume", this::maybeResume);
+        }
+    }
+
+    private void scheduleWatchdog() {
+        if (watchdogRunning) {
+            return;
+        }
+        watchdogRunning = true;
+        sched.after(0, proc, name + " watchdog", this::watchdogLoop);
+        sched.after(0, proc, name + " heartbeat", this::heartbeatLoop);
+    }
+
+    private void watchdogLoop() {
+        if (closed) {
+            return;
+        }
+        tick();
+        Timing t = timing;
+        sched.after(
+                (t != null ? t : new Timing(requestedTimeout)).tickInterval(),
+                proc,
+                name + " watchdog",
+                this::watchdogLoop);
+    }
+
+    private void heartbeatLoop() {
+        if (closed) {
+            return;
+        }
+        heartbeat(sched.now(), false);
+        Session s = current;
+        sched.after(
+                s != null ? s.heartbeats.period() : new Timing(requestedTimeout).heartbeatInterval(),
+                proc,
+                name + " heartbeat",
+                this::heartbeatLoop);
+    }
+
+    private void tick() {
+        Timing t = timing;
+        if (t == null || !started || closing) {
+            return;
+        }
+        long now = sched.now();
+        if (detector == null || detectorTiming != t) {
+            detector = new PauseDetector(t.stallThreshold(), now);
+            detectorTiming = t;
+        }
+        long stall = detector.tick(now);
+        if (stall > 0) {
+            lease.invalidate(now);
+            stop();
+            heartbeat(now, true);
+            String why = "the process did not run for " + stall / 1_000_000 + " ms";
+            post("suspend (pause)", () -> suspend(why));
+        } else if (granting && !lease.isValid(now, zk.sessionId())) {
+            stop();
+            post("suspend (lease)", () -> suspend("the lease expired"));
+        }
+    }
+
+    private void heartbeat(long now, boolean force) {
+        Session s = current;
+        if (s == null || !started || closing || !s.heartbeats.trySend(now, force)) {
+            return;
+        }
+        zk.exists(s.instancePath, (code, r) -> {
+            if (code == Code.OK || code == Code.NONODE) {
+                s.heartbeats.answered(now, sched.now());
+            } else {
+                s.heartbeats.settled(now);
+            }
+            if (code == Code.OK) {
+                if (r.stat().ephemeralOwner() == s.sessionId) {
+                    onReply(s.sessionId, now);
+                } else {
+                    post("instance foreign", () -> onInstanceNodeLost(s.generation, "belongs to another session"));
+                }
+            } else if (code == Code.NONODE) {
+                post("instance vanished", () -> onInstanceNodeLost(s.generation, "vanished"));
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /** A graceful close (scale in): revoke everything, answer DELETED, then leave. */
+    public void close(long timeoutNanos) {
+        post("close", () -> {
+            closing = true;
+            granting = false;
+            apply(tracker.close());
+            sched.after(timeoutNanos, proc, name + " close timeout", this::leave);
+        });
+    }
+
+    private void leave() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Session s = current;
+        if (s != null && zk.connected()) {
+            zk.delete(s.instancePath, -1, (code, r) -> zk.close());
+        } else {
+            zk.close();
+        }
+        sched.trace(name, "left");
+    }
+
+    public boolean closed() {
+        return closed;
+    }
+
+    private void post(String what, Runnable task) {
+        sched.after(0, proc, what, () -> {
+            if (!closed || what.startsWith("callback")) {
+                task.run();
+            }
+        });
+    }
+}

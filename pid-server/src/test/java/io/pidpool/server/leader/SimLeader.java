@@ -1,0 +1,895 @@
+package io.pidpool.server.leader;
+
+import io.pidpool.core.allocation.PlannerPolicy;
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
+import io.pidpool.core.model.Assignment;
+import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.Cooldown;
+import io.pidpool.core.port.QuotaResetLog;
+import io.pidpool.core.port.Repositories;
+import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.sim.SimScheduler;
+import io.pidpool.core.sim.SimScheduler.Proc;
+import io.pidpool.core.sim.SimZooKeeper;
+import io.pidpool.core.sim.SimZooKeeper.Code;
+import io.pidpool.server.zk.FenceToken;
+import io.pidpool.server.zk.NodeEvent;
+import io.pidpool.server.zk.NodeStat;
+import io.pidpool.server.zk.WriteResult;
+import io.pidpool.server.zk.ZkWrite;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+
+/**
+ * One PidPool server process on virtual time: its ZooKeeper view (the node's {@code /modules}
+ * watcher), its place in the election (a leader latch on an EPHEMERAL_SEQUENTIAL node) and, while it
+ * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link LeaderState},
+ * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; {@link Term}
+ * is glue that mirrors {@link LeaderTerm} step by step (term start, pass pacing, send, settle,
+ * rescan, suspend/resume, batches), and this class mirrors {@link PidPoolNode}'s connection
+ * handling.
+ *
+ * <p>Left out: quota provisioning (Redis), warm account copies, the /notify wake-up (batches are
+ * polled), the view proof at term start (a new term always scans), pass costs (a pass takes no
+ * virtual time).
+ *
+ * <p>Concurrency: single-threaded on the {@link SimScheduler}; the proc's events are the serial
+ * executor.
+ */
+public final class SimLeader {
+    /** What the checkers want to hear from the leaders. */
+    public interface Observer {
+        /** A batch was applied (committed) by the leader of {@code epoch}. */
+        void batchApplied(BatchId id, Epoch epoch, BatchRecord record);
+
+        /** The leader of {@code epoch} is about to write to the database. */
+        void databaseWrite(String what, Epoch epoch);
+    }
+
+    private static final long REJOIN_DELAY = Duration.ofSeconds(1).toNanos();
+    private static final long PASS_DEBOUNCE_NANOS = 5_000_000L;
+    private static final long PLACEMENT_INTERVAL_NANOS = 1_000_000_000L;
+    private static final long FULL_PASS_INTERVAL_NANOS = 1_000_000_000L;
+    private static final int BATCHES_PER_ROUND = 16;
+
+    private final SimScheduler sched;
+    private final SimZooKeeper zooKeeper;
+    private final Proc proc;
+    private final String nodeId;
+    private final ZkLayout layout;
+    private final LeaderSettings settings;
+    private final Repositories repositories;
+    private final LeaderStore store;
+    private final Clock clock;
+    private final Observer observer;
+    private final long requestedTimeout;
+    private SimZooKeeper.Client zk;
+    private ZkView view;
+    private Term term;
+    private String latchPath;
+    private long latchSession;
+    private boolean joining;
+    private boolean stopped;
+    private long watchSession;
+
+    public SimLeader(
+            SimScheduler sched,
+            SimZooKeeper zooKeeper,
+            Proc proc,
+            ZkLayout layout,
+            LeaderSettings settings,
+            Repositories repositories,
+            Clock clock,
+            long requestedTimeout,
+            Observer observer) {
+        this.sched = sched;
+        this.zooKeeper = zooKeeper;
+        this.proc = proc;
+        this.nodeId = proc.name();
+        this.layout = layout;
+        this.settings = settings;
+        this.repositories = repositories;
+        this.store = new RepositoryLeaderStore(repositories);
+        this.clock = clock;
+        this.observer = observer;
+        this.requestedTimeout = requestedTimeout;
+    }
+
+    public static LeaderSettings settings() {
+        return LeaderSettings.defaults()
+                .withIntervals(Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(1))
+                .withFailurePolicy(Duration.ofSeconds(5), 3, Duration.ofMillis(300), Duration.ofMinutes(10))
+                .withRebalanceDelay(Duration.ofSeconds(2));
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public SimZooKeeper.Client zk() {
+        return zk;
+    }
+
+    /** Whether this node leads and serves now. */
+    public boolean serving() {
+        return term != null && term.serving();
+    }
+
+    /** The leader's raised alerts (keys), e.g. {@code signal:brake:<module>} while a brake holds. */
+    public Set<String> alertKeys() {
+        return term == null ? Set.of() : term.state.alertKeys();
+    }
+
+    public Epoch epoch() {
+        return term == null ? Epoch.NONE : term.epoch();
+    }
+
+    /** (Re)starts the process: a fresh client, view and election. */
+    public void start() {
+        stopped = false;
+        view = new ZkView(layout, sched::now);
+        term = null;
+        latchPath = null;
+        joining = false;
+        watchSession = 0;
+        zk = zooKeeper.client(nodeId, proc, requestedTimeout);
+        zk.onState(this::onConnectionState);
+        zk.start();
+    }
+
+    /** The process dies now. */
+    public void crash() {
+        stopped = true;
+        zk.crash();
+        term = null;
+    }
+
+    // ---------------------------------------------------------------- PidPoolNode's part
+
+    private void onConnectionState(SimZooKeeper.ConnState state) {
+        if (stopped) {
+            return;
+        }
+        switch (state) {
+            case SUSPENDED -> {
+                if (term != null) {
+                    term.suspend();
+                }
+            }
+            case CONNECTED, RECONNECTED -> {
+                watch();
+                if (term != null) {
+                    if (zk.sessionId() != term.token.sessionId()) {
+                        stepDown("the session changed");
+                    } else {
+                        term.resume();
+                    }
+                }
+                if (latchPath == null || latchSession != zk.sessionId()) {
+                    latchPath = null;
+                    joinElection();
+                } else {
+                    checkLeadership();
+                }
+            }
+            case LOST -> {
+                endTerm("ZooKeeper session lost");
+                latchPath = null;
+            }
+        }
+    }
+
+    /** The node's /modules watcher: a persistent recursive watch and a scan on every (re)connection. */
+    private void watch() {
+        if (watchSession != zk.sessionId()) {
+            watchSession = zk.sessionId();
+            zk.addPersistentWatch(layout.modules(), this::observed);
+        }
+        zk.readTree(layout.modules(), (code, nodes) -> {
+            if (code == Code.OK && !stopped) {
+                toEvents(nodes).forEach(view::replay);
+                if (term != null) {
+                    term.requestPass();
+                }
+            }
+        });
+    }
+
+    private void observed(SimZooKeeper.WatchEvent e) {
+        if (stopped) {
+            return;
+        }
+        if (e.type() == SimZooKeeper.EventType.DELETED) {
+            ZkView.Entry known = view.node(e.path());
+            if (known == null) {
+                return;
+            }
+            view.replay(new NodeEvent.Removed(e.path(), known.stat()));
+        } else {
+            view.replay(new NodeEvent.Upsert(e.path(), e.data(), stat(e.stat())));
+        }
+        if (term != null) {
+            term.requestPass();
+        }
+    }
+
+    static NodeStat stat(SimZooKeeper.Stat st) {
+        return new NodeStat(st.czxid(), st.mzxid(), st.pzxid(), st.version(), st.ephemeralOwner(), st.numChildren());
+    }
+
+    static List<NodeEvent> toEvents(List<SimZooKeeper.NodeData> nodes) {
+        List<NodeEvent> events = new ArrayList<>();
+        for (SimZooKeeper.NodeData n : nodes) {
+            events.add(new NodeEvent.Upsert(n.path(), n.data(), stat(n.stat())));
+            events.add(new NodeEvent.Listing(n.path(), n.children(), stat(n.stat())));
+        }
+        return events;
+    }
+
+    /**
+     * Curator's LeaderLatch in protected mode: a node of this session found under the latch path
+     * (a create whose reply was lost) is adopted instead of creating a second one.
+     */
+    private void joinElection() {
+        if (joining || stopped || !zk.connected()) {
+            return;
+        }
+        long session = zk.sessionId();
+        if (latchPath != null && latchSession == session) {
+            checkLeadership();
+            return;
+        }
+        joining = true;
+        String prefix = "latch-" + nodeId + "-" + Long.toHexString(session) + "-";
+        zk.getChildren(layout.leader(), (code, listing) -> {
+            if (code != Code.OK || zk.sessionId() != session) {
+                joining = false;
+                retryJoin();
+                return;
+            }
+            for (String child : listing.children()) {
+                if (child.startsWith(prefix)) {
+                    joining = false;
+                    latchPath = layout.leader() + "/" + child;
+                    latchSession = session;
+                    checkLeadership();
+                    return;
+                }
+            }
+            zk.createWithParents(
+                    layout.leader() + "/" + prefix,
+                    nodeId.getBytes(StandardCharsets.UTF_8),
+                    SimZooKeeper.Mode.EPHEMERAL_SEQUENTIAL,
+                    (c2, r) -> {
+                        joining = false;
+                        if (c2 == Code.OK && zk.sessionId() == session) {
+                            latchPath = r.path();
+                            latchSession = session;
+                            checkLeadership();
+                        } else {
+                            retryJoin();
+                        }
+                    });
+        });
+    }
+
+    private void retryJoin() {
+        sched.after(REJOIN_DELAY, proc, nodeId + " rejoin", this::joinElection);
+    }
+
+    private static long sequence(String child) {
+        return Long.parseLong(child.substring(child.length() - 10));
+    }
+
+    private void checkLeadership() {
+        String mine = latchPath;
+        if (mine == null || stopped) {
+            return;
+        }
+        zk.getChildren(layout.leader(), (code, listing) -> {
+            if (code != Code.OK || latchPath == null || !latchPath.equals(mine) || stopped) {
+                return;
+            }
+            List<String> sorted = new ArrayList<>(listing.children());
+            sorted.sort(Comparator.comparingLong(SimLeader::sequence));
+            String name = mine.substring(mine.lastIndexOf('/') + 1);
+            int index = sorted.indexOf(name);
+            if (index < 0) {
+                latchPath = null; // our node is gone (Curator's LeaderLatch resets)
+                endTerm("latch node gone");
+                joinElection();
+            } else if (index == 0) {
+                becomeLeader();
+            } else {
+                String previous = layout.leader() + "/" + sorted.get(index - 1);
+                zk.getDataWatched(previous, e -> checkLeadership(), (c2, r) -> {
+                    if (c2 == Code.NONODE) {
+                        checkLeadership();
+                    }
+                });
+            }
+        });
+    }
+
+    private void becomeLeader() {
+        if (stopped || term != null) {
+            return;
+        }
+        term = new Term();
+        term.begin();
+    }
+
+    private void endTerm(String why) {
+        if (term != null) {
+            sched.trace(nodeId, "ends its term (epoch " + term.epoch().value() + "): " + why);
+            term.close();
+            term = null;
+        }
+    }
+
+    private void stepDown(String why) {
+        endTerm("stepping down: " + why);
+        String old = latchPath;
+        latchPath = null;
+        if (old != null && zk.connected()) {
+            zk.delete(old, -1, (c, r) -> {});
+        }
+        sched.after(REJOIN_DELAY, proc, nodeId + " rejoin", () -> {
+            if (!stopped && latchPath == null) {
+                joinElection();
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- LeaderTerm's part
+
+    /** One leadership term; mirrors {@link LeaderTerm}. */
+    final class Term {
+        private final Reconciler reconciler = new Reconciler(layout, settings, clock);
+        private final BatchApplier batches = new BatchApplier(repositories, () -> {}, QuotaResetLog.none(), clock);
+        private final DbView db = new DbView();
+        private final LeaderState state = new LeaderState();
+        private final ArrayDeque<Object[]> outcomes = new ArrayDeque<>();
+        private final List<SimScheduler.Event> timers = new ArrayList<>();
+        private boolean settling;
+        FenceToken token;
+        private SimFencedWriter writer;
+        private PlacementPolicy policy;
+        private Duration grace;
+        private boolean serving;
+        private boolean suspended;
+        private boolean closed;
+        private boolean passScheduled;
+        private boolean rescanRunning;
+        private boolean rescanAgain;
+        private boolean fullRequested = true;
+        private boolean placementRequested;
+        private long lastFullNanos;
+        private long lastPlacementNanos;
+        private long placedStructure = Long.MIN_VALUE;
+        private boolean rowsLoaded;
+
+        Epoch epoch() {
+            return token == null ? Epoch.NONE : token.epoch();
+        }
+
+        boolean serving() {
+            return serving && !suspended && !closed;
+        }
+
+        /** LeaderTerm.begin: bump /epoch, sync, scan, load the database, serve, first pass. */
+        void begin() {
+            view.trackChanges(true);
+            sched.trace(nodeId, "term starts: bumping " + layout.epoch());
+            bump(5);
+        }
+
+        private void bump(int attempts) {
+            long session = zk.sessionId();
+            zk.getData(layout.epoch(), false, (code, r) -> {
+                if (closed) {
+                    return;
+                }
+                if (code == Code.NONODE) {
+                    zk.createWithParents(
+                            layout.epoch(),
+                            "1".getBytes(StandardCharsets.US_ASCII),
+                            SimZooKeeper.Mode.PERSISTENT,
+                            (c2, r2) -> {
+                                if (c2 == Code.OK) {
+                                    started(new FenceToken(new Epoch(1), 0, session));
+                                } else {
+                                    failedStart(
+                                            "create " + layout.epoch() + ": " + c2,
+                                            c2 == Code.NODEEXISTS && attempts > 1,
+                                            attempts);
+                                }
+                            });
+                    return;
+                }
+                if (code != Code.OK) {
+                    failedStart("read " + layout.epoch() + ": " + code, false, attempts);
+                    return;
+                }
+                long next = Long.parseLong(new String(r.data(), StandardCharsets.US_ASCII).trim()) + 1;
+                zk.setData(
+                        layout.epoch(),
+                        Long.toString(next).getBytes(StandardCharsets.US_ASCII),
+                        r.stat().version(),
+                        (c2, r2) -> {
+                            if (c2 == Code.OK) {
+                                started(new FenceToken(
+                                        new Epoch(next), r2.stat().version(), session));
+                            } else {
+                                failedStart(
+                                        "bump " + layout.epoch() + ": " + c2,
+                                        c2 == Code.BADVERSION && attempts > 1,
+                                        attempts);
+                            }
+                        });
+            });
+        }
+
+        private void failedStart(String why, boolean again, int attempts) {
+            if (closed) {
+                return;
+            }
+            if (again) {
+                bump(attempts - 1);
+            } else {
+                stepDown("election steps failed: " + why);
+            }
+        }
+
+        private void started(FenceToken fence) {
+            if (closed) {
+                return;
+            }
+            token = fence;
+            writer = new SimFencedWriter(
+                    zk,
+                    layout.epoch(),
+                    token,
+                    settings.maxOpsPerMulti(),
+                    settings.maxInFlightMultis(),
+                    cause -> sched.after(0, proc, nodeId + " fenced", () -> fenced(cause)));
+            grace = settings.graceFor(Duration.ofNanos(zk.negotiatedTimeout()));
+            policy = new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(settings.rebalanceDelay()));
+            zk.sync((code, v) -> {
+                if (closed) {
+                    return;
+                }
+                if (code != Code.OK) {
+                    stepDown("election steps failed: sync " + code);
+                    return;
+                }
+                zk.readTree(layout.modules(), (c2, nodes) -> {
+                    if (closed) {
+                        return;
+                    }
+                    if (c2 != Code.OK) {
+                        stepDown("election steps failed: scan " + c2);
+                        return;
+                    }
+                    try {
+                        loadAccounts();
+                    } catch (PidPoolException e) {
+                        stepDown("election steps failed: " + e.getMessage());
+                        return;
+                    }
+                    toEvents(nodes).forEach(view::replay);
+                    serving = true;
+                    sched.note(nodeId + " leads with epoch " + token.epoch().value() + " (grace " + grace.toMillis()
+                            + " ms)");
+                    schedule(settings.reconcileInterval(), this::reload);
+                    schedule(settings.rescanInterval(), this::rescan);
+                    schedule(settings.batchPollInterval(), this::pollBatches);
+                    runPass();
+                    post(
+                            "load rows",
+                            () -> guarded(() -> {
+                                loadRows();
+                                requestPass();
+                            }));
+                    post("poll batches", () -> guarded(this::pollBatches));
+                });
+            });
+        }
+
+        private void post(String what, Runnable task) {
+            sched.after(0, proc, nodeId + " " + what, task);
+        }
+
+        private void schedule(Duration every, Runnable task) {
+            long nanos = every.toNanos();
+            Runnable[] loop = new Runnable[1];
+            loop[0] = () -> {
+                if (closed) {
+                    return;
+                }
+                guarded(task);
+                timers.add(sched.after(nanos, proc, nodeId + " timer", loop[0]));
+            };
+            timers.add(sched.after(nanos, proc, nodeId + " timer", loop[0]));
+        }
+
+        private void guarded(Runnable task) {
+            if (closed) {
+                return;
+            }
+            try {
+                task.run();
+            } catch (PidPoolException e) {
+                if (e.code() == ErrorCode.FENCED) {
+                    fenced(e);
+                } else {
+                    sched.trace(nodeId, "leader task failed: " + e.getMessage());
+                }
+            }
+        }
+
+        void pollBatches() {
+            if (!serving()) {
+                return;
+            }
+            List<BatchRecord> unfinished = repositories.operations().findUnfinished(BATCHES_PER_ROUND);
+            for (BatchRecord batch : unfinished) {
+                if (!serving()) {
+                    return;
+                }
+                observer.databaseWrite("apply batch " + batch.id(), token.epoch());
+                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+                if (applied.isEmpty()) {
+                    continue;
+                }
+                observer.batchApplied(batch.id(), token.epoch(), applied.get().batch());
+                applied.get().changes().forEach(db::replay);
+                fullRequested = true;
+                sched.trace(
+                        nodeId,
+                        "applied batch " + batch.id() + " ("
+                                + applied.get().batch().status() + ")");
+                requestPass();
+            }
+            if (unfinished.size() == BATCHES_PER_ROUND) {
+                post("poll batches", () -> guarded(this::pollBatches));
+            }
+        }
+
+        /** LeaderTerm.requestPass (a pass costs no virtual time, so the debounce is the floor). */
+        void requestPass() {
+            if (closed || passScheduled) {
+                return;
+            }
+            passScheduled = true;
+            sched.after(PASS_DEBOUNCE_NANOS, proc, nodeId + " pass", () -> guarded(this::runPass));
+        }
+
+        void reload() {
+            if (!serving()) {
+                return;
+            }
+            LeaderStore.Snapshot snapshot = store.load();
+            db.load(snapshot);
+            state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+            rowsLoaded = true;
+            loadCooldowns();
+            fullRequested = true;
+            runPass();
+        }
+
+        private void loadAccounts() {
+            db.load(store.loadAccounts());
+            loadCooldowns();
+            fullRequested = true;
+        }
+
+        private void loadRows() {
+            if (closed || rowsLoaded) {
+                return;
+            }
+            state.replay(new LeaderRecord.RowsLoaded(store.loadAssignments()));
+            rowsLoaded = true;
+            fullRequested = true;
+        }
+
+        private void loadCooldowns() {
+            long now = sched.now();
+            Instant wall = clock.instant();
+            for (Cooldown stored : store.loadCooldowns()) {
+                long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
+                state.replay(new LeaderRecord.CooldownStarted(stored.pidId(), now + left));
+            }
+        }
+
+        /** LeaderTerm.rescan: sync + scan in the background, merged into the view. */
+        void rescan() {
+            if (closed) {
+                return;
+            }
+            if (rescanRunning) {
+                rescanAgain = true;
+                return;
+            }
+            rescanRunning = true;
+            zk.sync((code, v) -> {
+                if (code != Code.OK) {
+                    rescanDone(null);
+                    return;
+                }
+                zk.readTree(layout.modules(), (c2, nodes) -> rescanDone(c2 == Code.OK ? nodes : null));
+            });
+        }
+
+        private void rescanDone(List<SimZooKeeper.NodeData> nodes) {
+            rescanRunning = false;
+            if (closed) {
+                return;
+            }
+            if (nodes != null) {
+                toEvents(nodes).forEach(view::replay);
+                view.pruneTombstones(Duration.ofMinutes(10));
+                fullRequested = true;
+            }
+            if (rescanAgain) {
+                rescanAgain = false;
+                rescan();
+            }
+            requestPass();
+        }
+
+        /** LeaderTerm.runPass, with every pass costing nothing. */
+        void runPass() {
+            passScheduled = false;
+            if (!serving()) {
+                return;
+            }
+            long now = sched.now();
+            Set<String> alertedBefore = state.alertKeys();
+            Set<String> dirty = view.drainDirtyPids();
+            boolean full = fullRequested || now - lastFullNanos >= FULL_PASS_INTERVAL_NANOS;
+            boolean changed = placementRequested || view.structureVersion() != placedStructure;
+            boolean placement = full || changed || now - lastPlacementNanos >= PLACEMENT_INTERVAL_NANOS;
+            fullRequested = false;
+            if (placement) {
+                placementRequested = false;
+                placedStructure = view.structureVersion();
+                lastPlacementNanos = now;
+            }
+            Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
+            List<Intent> sent = new ArrayList<>();
+            Reconciler.Decision decision;
+            try {
+                decision = reconciler.decide(
+                        view,
+                        db,
+                        state,
+                        policy,
+                        token.epoch(),
+                        grace.toNanos(),
+                        now,
+                        rowsLoaded ? scope : scope.withoutRows(),
+                        intent -> {
+                            sent.add(intent);
+                            send(intent);
+                        });
+            } finally {
+                for (Intent intent : sent) {
+                    state.replay(new LeaderRecord.WriteIssued(intent));
+                }
+                writer.flush();
+            }
+            if (full) {
+                lastFullNanos = now;
+            }
+            decision.alerts().forEach(a -> sched.trace(nodeId, "alert: " + a));
+            alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(k -> {});
+            try {
+                writeDatabase(decision);
+            } catch (PidPoolException e) {
+                if (e.code() == ErrorCode.FENCED) {
+                    throw e;
+                }
+            }
+        }
+
+        private void writeDatabase(Reconciler.Decision decision) {
+            if (!decision.cooldownStarts().isEmpty() || !decision.cooldownEnds().isEmpty()) {
+                observer.databaseWrite("cooldowns", token.epoch());
+            }
+            store.recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds());
+            if (!decision.pidUpdates().isEmpty()) {
+                observer.databaseWrite("updatePids " + decision.pidUpdates().size(), token.epoch());
+                store.updatePids(decision.pidUpdates());
+                for (PidAccount pid : decision.pidUpdates()) {
+                    db.replay(new DbChange.PidPut(pid));
+                }
+            }
+            if (!rowsLoaded) {
+                return;
+            }
+            List<Assignment> upserts = decision.rowUpserts();
+            Set<String> removals = decision.rowRemovals();
+            if (!upserts.isEmpty()) {
+                store.recordAssignments(upserts);
+                observer.databaseWrite("recordAssignments " + upserts.size(), token.epoch());
+            }
+            if (!removals.isEmpty()) {
+                store.removeAssignments(removals, token.epoch());
+                observer.databaseWrite("removeAssignments " + removals.size(), token.epoch());
+            }
+            if (!upserts.isEmpty() || !removals.isEmpty()) {
+                state.replay(new LeaderRecord.RowsWritten(upserts, new LinkedHashSet<>(removals)));
+            }
+        }
+
+        /** LeaderTerm.send: outcomes are queued and settled in bursts on the serial executor. */
+        private void send(Intent intent) {
+            sched.trace(nodeId, "send " + intent);
+            writer.submit(intent.writes()).whenComplete((results, error) -> {
+                outcomes.add(new Object[] {intent, results, error});
+                if (!settling) {
+                    settling = true;
+                    post("settle", this::settleOutcomes);
+                }
+            });
+        }
+
+        @SuppressWarnings("unchecked")
+        private void settleOutcomes() {
+            settling = false;
+            Object[] o;
+            while ((o = outcomes.poll()) != null) {
+                settled((Intent) o[0], (List<WriteResult>) o[1], (Throwable) o[2]);
+            }
+        }
+
+        /**
+         * Mirrors {@code LeaderTerm.settled(Intent, List<WriteResult>, Throwable)}, including what it
+         * does on an unknown outcome (UNAVAILABLE): drop the intent from the in-flight bookkeeping,
+         * start a rescan, and request a pass that does not wait for it. Keep this the ONE place
+         * where outcomes are handled, so that the production path can replace it.
+         */
+        void settled(Intent intent, List<WriteResult> results, Throwable error) {
+            if (closed) {
+                return;
+            }
+            state.replay(new LeaderRecord.WriteSettled(intent));
+            if (intent.pid() != null) {
+                view.markDirty(intent.pid());
+            }
+            if (error == null && intent.kind() == Intent.Kind.REVOKE) {
+                intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
+            }
+            boolean placedBefore = view.structureVersion() == placedStructure;
+            if (error == null) {
+                for (WriteResult result : results) {
+                    ZkWrite write = result.write();
+                    if (write instanceof ZkWrite.Create create && result.stat() != null) {
+                        view.replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
+                    } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
+                        view.replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
+                    } else if (write instanceof ZkWrite.Delete delete) {
+                        Long czxid = intent.deletedCzxids().get(delete.path());
+                        if (czxid != null) {
+                            view.replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
+                        }
+                    }
+                }
+            } else {
+                PidPoolException cause = unwrap(error);
+                if (cause.code() == ErrorCode.FENCED) {
+                    return;
+                }
+                sched.trace(nodeId, intent + " failed: " + cause.getMessage());
+                placementRequested = true;
+                if (cause.code() == ErrorCode.UNAVAILABLE) {
+                    rescan();
+                } else {
+                    refresh(intent);
+                }
+            }
+            boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
+            if (error == null && expected && placedBefore) {
+                placedStructure = view.structureVersion();
+            }
+            requestPass();
+        }
+
+        private void refresh(Intent intent) {
+            Set<String> paths = new LinkedHashSet<>();
+            for (ZkWrite write : intent.writes()) {
+                paths.add(write.path());
+                int slash = write.path().lastIndexOf('/');
+                if (slash > 0) {
+                    paths.add(write.path().substring(0, slash));
+                }
+            }
+            List<String> list = List.copyOf(paths);
+            zk.readMulti(list, (code, results) -> {
+                if (closed) {
+                    return;
+                }
+                if (code != Code.OK) {
+                    rescan();
+                    return;
+                }
+                for (int i = 0; i < list.size(); i++) {
+                    SimZooKeeper.OpResult r = results.get(i);
+                    if (r.code() == Code.OK) {
+                        view.replay(new NodeEvent.Upsert(list.get(i), r.data(), stat(r.stat())));
+                    } else if (r.code() == Code.NONODE) {
+                        ZkView.Entry known = view.node(list.get(i));
+                        if (known != null) {
+                            view.replay(new NodeEvent.Removed(list.get(i), known.stat()));
+                        }
+                    }
+                }
+                if (intent.pid() != null) {
+                    view.markDirty(intent.pid());
+                }
+                placementRequested = true;
+                requestPass();
+            });
+        }
+
+        private PidPoolException unwrap(Throwable error) {
+            Throwable cause =
+                    error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            return cause instanceof PidPoolException p ? p : PidPoolException.unavailable(String.valueOf(cause), cause);
+        }
+
+        private void fenced(PidPoolException cause) {
+            if (closed) {
+                return;
+            }
+            sched.trace(nodeId, "fenced off in epoch " + epoch().value() + ": " + cause.getMessage());
+            stepDown(cause.getMessage());
+        }
+
+        void suspend() {
+            suspended = true;
+            if (writer != null) {
+                writer.pause();
+            }
+        }
+
+        void resume() {
+            if (!suspended) {
+                return;
+            }
+            suspended = false;
+            if (writer != null) {
+                writer.resume();
+            }
+            rescan();
+        }
+
+        void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            serving = false;
+            timers.forEach(SimScheduler.Event::cancel);
+            view.trackChanges(false);
+            if (writer != null) {
+                writer.close();
+            }
+        }
+    }
+}
