@@ -200,6 +200,8 @@ final class ListenerDispatch {
         /** The thread running the body; guarded by {@code this}. */
         private Thread runner;
 
+        private long started;
+
         Call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
             this.pid = pid;
             this.body = body;
@@ -208,20 +210,42 @@ final class ListenerDispatch {
 
         @Override
         public void run() {
-            long started = System.nanoTime();
-            synchronized (this) {
-                runner = Thread.currentThread();
-            }
-            Runnable cancel = timer.schedule(this::overrun, deadlineNanos);
+            Runnable cancel = begin(Thread.currentThread());
             Outcome outcome;
             try {
-                outcome = body.get();
+                outcome = body();
             } finally {
                 cancel.run();
                 synchronized (this) {
                     runner = null; // no interrupt reaches this thread from here on
                 }
             }
+            settle(outcome);
+        }
+
+        String pid() {
+            return pid;
+        }
+
+        /**
+         * The call starts: D counts from here. {@code thread} is the one the deadline interrupts ({@code
+         * null}: none, as in a simulation where the body's time passes outside any thread). Returns the
+         * action that cancels the deadline.
+         */
+        Runnable begin(Thread thread) {
+            started = System.nanoTime();
+            synchronized (this) {
+                runner = thread;
+            }
+            return timer.schedule(this::overrun, deadlineNanos);
+        }
+
+        Outcome body() {
+            return body.get();
+        }
+
+        /** The body returned {@code outcome}: reported, unless the deadline was reported already. */
+        void settle(Outcome outcome) {
             if (settled.compareAndSet(false, true)) {
                 results.done(pid, outcome);
             } else {

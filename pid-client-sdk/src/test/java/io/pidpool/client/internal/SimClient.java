@@ -21,14 +21,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
 
 /**
  * One SDK client process on virtual time: the REAL {@link PidTracker}, {@link Lease}, {@link
  * Heartbeats}, {@link PauseDetector}, {@link Timing} and {@link ListenerInvoker}, glued as {@link
  * DefaultPidClient} glues them (same method names, same order of steps), with Curator replaced by a
  * {@link SimZooKeeper.Client}, the state thread, the watchdog and the callback threads by events of
- * one {@link Proc}, and the callback executor by a {@link SimDispatch}.
+ * one {@link Proc}. Listener callbacks go through the REAL {@link ListenerDispatch} (its lanes,
+ * its callback deadline), whose two lanes are {@link SimLane}s of virtual threads.
  *
  * <p>What the glue leaves out: Curator's CURATOR-525 SUSPENDED race and its probe, quota wiring,
  * health reports, the blocking start/close futures.
@@ -61,7 +61,10 @@ public final class SimClient {
     private final long requestedTimeout;
     private final SimPlatform platform;
     private final Behaviour behaviour;
-    private final SimDispatch dispatch;
+    private final SimLane callLane;
+    private final SimLane revocationLane;
+    private final ListenerDispatch callbacks;
+    private final long callbackDeadlineNanos;
     private final SimZooKeeper.Client zk;
     private final ListenerInvoker invoker;
     private final Lease lease = new Lease();
@@ -129,7 +132,7 @@ public final class SimClient {
             long requestedTimeout,
             SimPlatform platform,
             Behaviour behaviour,
-            Function<Proc, SimDispatch> dispatch) {
+            long callbackDeadlineNanos) {
         this.sched = sched;
         this.zooKeeper = zooKeeper;
         this.proc = proc;
@@ -140,7 +143,20 @@ public final class SimClient {
         this.requestedTimeout = requestedTimeout;
         this.platform = platform;
         this.behaviour = behaviour;
-        this.dispatch = dispatch.apply(proc);
+        this.callbackDeadlineNanos = callbackDeadlineNanos;
+        this.callLane = new SimLane(
+                sched, proc, name, ListenerDispatch.DEFAULT_CALL_THREADS, callbackDeadlineNanos, this::callReturned);
+        this.revocationLane = new SimLane(
+                sched, proc, name, ListenerDispatch.REVOCATION_THREADS, callbackDeadlineNanos, (pid, o) -> {});
+        this.callbacks = new ListenerDispatch(
+                callLane,
+                revocationLane,
+                (task, delay) -> {
+                    SimScheduler.Event h = sched.after(delay, proc, name + " callback deadline", task);
+                    return h::cancel;
+                },
+                callbackDeadlineNanos,
+                (pid, outcome) -> post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome))));
         this.zk = zooKeeper.client(name, proc, requestedTimeout);
         this.invoker = new ListenerInvoker(new PlatformListener(), secret -> "pw");
     }
@@ -303,7 +319,11 @@ public final class SimClient {
         long sentAt = sched.now();
         registering = true;
         zk.createWithParents(
-                path, InstanceNode.registering(1, name).encode(), SimZooKeeper.Mode.EPHEMERAL, (code, r) -> {
+                path,
+                InstanceNode.registering(1, name, java.time.Duration.ofNanos(callbackDeadlineNanos))
+                        .encode(),
+                SimZooKeeper.Mode.EPHEMERAL,
+                (code, r) -> {
                     if (code == Code.OK || code == Code.NODEEXISTS) {
                         zk.exists(path, (c2, st) -> {
                             registering = false;
@@ -559,32 +579,26 @@ public final class SimClient {
 
     // ---------------------------------------------------------------- actions
 
+    /** DefaultPidClient.apply. */
     private void apply(List<Action> actions) {
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
-                callback(
+                java.util.concurrent.atomic.AtomicReference<PidAccount> given =
+                        new java.util.concurrent.atomic.AtomicReference<>();
+                callLane.next(behaviour.loginNanos(x.pid()));
+                callbacks.call(
                         x.pid(),
-                        false,
-                        () -> invoker.assign(x.view().node()),
-                        behaviour.loginNanos(x.pid()),
-                        true,
-                        true);
+                        () -> granting() ? invoker.assign(x.view().node(), given::set) : new Outcome.NotStarted(),
+                        () -> new Outcome.Overran(given.get(), "onAssigned did not return within the deadline"));
             } else if (a instanceof Action.Update x) {
-                callback(
+                callLane.next(behaviour.loginNanos(x.pid()));
+                callbacks.call(
                         x.pid(),
-                        false,
-                        () -> invoker.update(x.before(), x.view().node()),
-                        behaviour.loginNanos(x.pid()),
-                        true,
-                        false);
+                        () -> granting() ? invoker.update(x.before(), x.view().node()) : new Outcome.NotStarted(),
+                        () -> new Outcome.Overran(x.before(), "onUpdated did not return within the deadline"));
             } else if (a instanceof Action.Revoke x) {
-                callback(
-                        x.pid(),
-                        true,
-                        () -> invoker.revoke(x.account(), x.why()),
-                        behaviour.logoutNanos(x.pid()),
-                        false,
-                        false);
+                revocationLane.next(behaviour.logoutNanos(x.pid()));
+                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
             } else if (a instanceof Action.Write x) {
                 queueWrite(x);
             }
@@ -594,31 +608,11 @@ public final class SimClient {
         }
     }
 
-    /**
-     * One listener callback on the dispatch: an assignment calls the listener when it starts (the
-     * login begins) and reports when its time is up; a revocation spends its time first and calls
-     * the listener when it returns (the logout is done).
-     */
-    private void callback(
-            String pid,
-            boolean revocation,
-            java.util.function.Supplier<Outcome> call,
-            long nanos,
-            boolean callAtStart,
-            boolean assign) {
-        dispatch.execute(pid, revocation, finished -> {
-            Outcome early = callAtStart ? call.get() : null;
-            sched.trace(
-                    name, (revocation ? "onRevoked " : "callback ") + pid + " starts (" + nanos / 1_000_000 + " ms)");
-            sched.after(nanos, proc, name + " callback " + pid + " returns", () -> {
-                Outcome outcome = callAtStart ? early : call.get();
-                if (assign && outcome instanceof Outcome.Failed) {
-                    platform.logout(pid, holder); // the refused login is over
-                }
-                finished.run();
-                post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome)));
-            });
-        });
+    /** A call's time is up: a refused login is over on the platform (the hold ends as it returns). */
+    private void callReturned(String pid, Outcome outcome) {
+        if (outcome instanceof Outcome.Failed) {
+            platform.logout(pid, holder);
+        }
     }
 
     private void queueWrite(Action.Write w) {

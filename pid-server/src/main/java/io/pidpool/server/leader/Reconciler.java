@@ -562,6 +562,13 @@ final class Reconciler {
                         }
                     }
                     case ADDED, UPDATED -> {
+                        if (node.hasError()) {
+                            // taking it up again after a suspension failed: the holder logged out and
+                            // holds nothing, as after a failed ADDING
+                            remove(entry, node.state() + " taken up again failed: " + node.error());
+                            failed(entry.pidId(), entry.holder(), node.error());
+                            continue;
+                        }
                         if (node.state() == PidState.ADDED && state.failures(entry.pidId()) > 0) {
                             emit(new LeaderRecord.AddSucceeded(entry.pidId()));
                         }

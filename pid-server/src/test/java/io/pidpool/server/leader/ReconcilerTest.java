@@ -260,6 +260,24 @@ class ReconcilerTest {
         assertThat(state.offerable("p1", now)).isFalse();
     }
 
+    /**
+     * After a suspension the SDK takes its ADDED nodes up again; when that onAssigned fails (refused,
+     * or abandoned at the callback deadline and logged out) it answers with an error on the ADDED
+     * node and holds nothing. The PID must move on like a failed ADDING, not stay with an instance
+     * that does not hold it.
+     */
+    @Test
+    void aFailedTakeUpAgainOfAnAddedNodeIsRemovedAndCountedLikeAFailedAdding() {
+        InstanceKey key = fx.instance(M, "i-1", 11, true);
+        fx.raw(
+                ViewFixture.LAYOUT.pid(M, key.instance(), "p1"),
+                new PidNode("p1", PidState.ADDED, E, 11, DbFixture.payload("p1"), "onAssigned failed: refused")
+                        .encode());
+        var d = decide(T0);
+        assertThat(of(d, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
+        assertThat(state.failures("p1")).isEqualTo(1);
+    }
+
     @Test
     void unansweredInstructionsOfAnEarlierEpochAreReStamped() {
         InstanceKey key = fx.instance(M, "i-1", 11, true);

@@ -56,8 +56,11 @@ public final class SimLeader {
         /** A batch was applied (committed) by the leader of {@code epoch}. */
         void batchApplied(BatchId id, Epoch epoch, BatchRecord record);
 
-        /** The leader of {@code epoch} is about to write to the database. */
+        /** A write of the leader of {@code epoch} landed in the database. */
         void databaseWrite(String what, Epoch epoch);
+
+        /** The leader of {@code epoch} read the database to start its term. */
+        void termLoaded(Epoch epoch);
     }
 
     private static final long REJOIN_DELAY = Duration.ofSeconds(1).toNanos();
@@ -376,6 +379,7 @@ public final class SimLeader {
         private boolean passScheduled;
         private boolean rescanRunning;
         private boolean rescanAgain;
+        private boolean rescanRetry;
         private boolean fullRequested = true;
         private boolean placementRequested;
         private long lastFullNanos;
@@ -400,6 +404,7 @@ public final class SimLeader {
 
         private void bump(int attempts) {
             long session = zk.sessionId();
+            Epoch floor = store.leaderEpoch(); // EpochFence.bump's floor: the database's leader epoch
             zk.getData(layout.epoch(), false, (code, r) -> {
                 if (closed) {
                     return;
@@ -407,11 +412,11 @@ public final class SimLeader {
                 if (code == Code.NONODE) {
                     zk.createWithParents(
                             layout.epoch(),
-                            "1".getBytes(StandardCharsets.US_ASCII),
+                            Long.toString(floor.value() + 1).getBytes(StandardCharsets.US_ASCII),
                             SimZooKeeper.Mode.PERSISTENT,
                             (c2, r2) -> {
                                 if (c2 == Code.OK) {
-                                    started(new FenceToken(new Epoch(1), 0, session));
+                                    started(new FenceToken(floor.next(), 0, session));
                                 } else {
                                     failedStart(
                                             "create " + layout.epoch() + ": " + c2,
@@ -425,7 +430,9 @@ public final class SimLeader {
                     failedStart("read " + layout.epoch() + ": " + code, false, attempts);
                     return;
                 }
-                long next = Long.parseLong(new String(r.data(), StandardCharsets.US_ASCII).trim()) + 1;
+                long next =
+                        Math.max(Long.parseLong(new String(r.data(), StandardCharsets.US_ASCII).trim()), floor.value())
+                                + 1;
                 zk.setData(
                         layout.epoch(),
                         Long.toString(next).getBytes(StandardCharsets.US_ASCII),
@@ -460,6 +467,12 @@ public final class SimLeader {
                 return;
             }
             token = fence;
+            try {
+                store.beginTerm(token.epoch()); // LeaderTerm.begin: the database's leader epoch follows /epoch
+            } catch (PidPoolException e) {
+                stepDown("election steps failed: " + e.getMessage());
+                return;
+            }
             writer = new SimFencedWriter(
                     zk,
                     layout.epoch(),
@@ -491,6 +504,7 @@ public final class SimLeader {
                         stepDown("election steps failed: " + e.getMessage());
                         return;
                     }
+                    observer.termLoaded(token.epoch());
                     toEvents(nodes).forEach(view::replay);
                     serving = true;
                     sched.note(nodeId + " leads with epoch " + token.epoch().value() + " (grace " + grace.toMillis()
@@ -512,6 +526,10 @@ public final class SimLeader {
 
         private void post(String what, Runnable task) {
             sched.after(0, proc, nodeId + " " + what, task);
+        }
+
+        private void post1s(String what, Runnable task) {
+            timers.add(sched.after(Duration.ofSeconds(1).toNanos(), proc, nodeId + " " + what, task));
         }
 
         private void schedule(Duration every, Runnable task) {
@@ -551,11 +569,11 @@ public final class SimLeader {
                 if (!serving()) {
                     return;
                 }
-                observer.databaseWrite("apply batch " + batch.id(), token.epoch());
                 Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
                 if (applied.isEmpty()) {
                     continue;
                 }
+                observer.databaseWrite("apply batch " + batch.id(), token.epoch());
                 observer.batchApplied(batch.id(), token.epoch(), applied.get().batch());
                 applied.get().changes().forEach(db::replay);
                 fullRequested = true;
@@ -626,16 +644,18 @@ public final class SimLeader {
                 return;
             }
             rescanRunning = true;
+            long number = state.rescansStarted() + 1;
+            state.replay(new LeaderRecord.RescanStarted(number));
             zk.sync((code, v) -> {
                 if (code != Code.OK) {
-                    rescanDone(null);
+                    rescanDone(number, null);
                     return;
                 }
-                zk.readTree(layout.modules(), (c2, nodes) -> rescanDone(c2 == Code.OK ? nodes : null));
+                zk.readTree(layout.modules(), (c2, nodes) -> rescanDone(number, c2 == Code.OK ? nodes : null));
             });
         }
 
-        private void rescanDone(List<SimZooKeeper.NodeData> nodes) {
+        private void rescanDone(long number, List<SimZooKeeper.NodeData> nodes) {
             rescanRunning = false;
             if (closed) {
                 return;
@@ -643,7 +663,16 @@ public final class SimLeader {
             if (nodes != null) {
                 toEvents(nodes).forEach(view::replay);
                 view.pruneTombstones(Duration.ofMinutes(10));
+                state.replay(new LeaderRecord.ViewProven(number));
                 fullRequested = true;
+            } else if (state.writesInDoubt() > 0 && !rescanAgain && !rescanRetry) {
+                rescanRetry = true; // LeaderTerm.retryRescan: writes in doubt wait for a rescan that succeeds
+                post1s(
+                        "rescan retry",
+                        () -> guarded(() -> {
+                            rescanRetry = false;
+                            rescan();
+                        }));
             }
             if (rescanAgain) {
                 rescanAgain = false;
@@ -708,13 +737,13 @@ public final class SimLeader {
         }
 
         private void writeDatabase(Reconciler.Decision decision) {
+            store.recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds(), token.epoch());
             if (!decision.cooldownStarts().isEmpty() || !decision.cooldownEnds().isEmpty()) {
                 observer.databaseWrite("cooldowns", token.epoch());
             }
-            store.recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds());
             if (!decision.pidUpdates().isEmpty()) {
+                store.updatePids(decision.pidUpdates(), token.epoch());
                 observer.databaseWrite("updatePids " + decision.pidUpdates().size(), token.epoch());
-                store.updatePids(decision.pidUpdates());
                 for (PidAccount pid : decision.pidUpdates()) {
                     db.replay(new DbChange.PidPut(pid));
                 }
@@ -725,7 +754,7 @@ public final class SimLeader {
             List<Assignment> upserts = decision.rowUpserts();
             Set<String> removals = decision.rowRemovals();
             if (!upserts.isEmpty()) {
-                store.recordAssignments(upserts);
+                store.recordAssignments(upserts, token.epoch());
                 observer.databaseWrite("recordAssignments " + upserts.size(), token.epoch());
             }
             if (!removals.isEmpty()) {
@@ -759,16 +788,17 @@ public final class SimLeader {
         }
 
         /**
-         * Mirrors {@code LeaderTerm.settled(Intent, List<WriteResult>, Throwable)}, including what it
-         * does on an unknown outcome (UNAVAILABLE): drop the intent from the in-flight bookkeeping,
-         * start a rescan, and request a pass that does not wait for it. Keep this the ONE place
-         * where outcomes are handled, so that the production path can replace it.
+         * Mirrors {@code LeaderTerm.settled(Intent, List<WriteResult>, Throwable)}: the bookkeeping
+         * takes the production rule {@link LeaderRecord#outcome} (an unknown outcome keeps the
+         * intent in doubt until a rescan started after it proves the view), then a rescan or a
+         * refresh of the failed paths, then a pass.
          */
         void settled(Intent intent, List<WriteResult> results, Throwable error) {
             if (closed) {
                 return;
             }
-            state.replay(new LeaderRecord.WriteSettled(intent));
+            state.replay(LeaderRecord.outcome(
+                    intent, error == null ? null : unwrap(error).code()));
             if (intent.pid() != null) {
                 view.markDirty(intent.pid());
             }

@@ -34,8 +34,12 @@ class ProtocolSimulationTest {
      */
     static final Set<KnownDefect> KNOWN_OPEN = EnumSet.allOf(KnownDefect.class);
 
-    /** Seeds that once found a defect; they run on every build. */
-    static final long[] REGRESSION_SEEDS = {};
+    /**
+     * Seeds that found a defect when its fix was reverted (docs/simulation.md §6); they run on every
+     * build: 18 revocations queued behind blocked logins, 51 and 563 a login longer than T + grace,
+     * 1620 and 1757 a lost reply placing a PID twice, 9 and 125 a failed re-take-up stranding a PID.
+     */
+    static final long[] REGRESSION_SEEDS = {18, 51, 563, 1620, 1757, 9, 125};
 
     private static Level before;
 
