@@ -3,6 +3,7 @@
 -- Returns {code, amount, refundedTotal, deductionAmount, usedAfter, used, limit, epoch, seq};
 -- code 1 applied, 2 applied before (a retry: the original answer), 3 refund id used for another
 -- deduction or amount, 4 unknown deduction, 5 would exceed the deduction. Only code 1 changes anything.
+-- A refund of a deduction marked p:<id> by a reset is recorded without lowering the usage.
 local pid, month, did, rid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local amount = tonumber(ARGV[5])
 local limit, epoch = pid_meta(KEYS[1], pid)
@@ -27,7 +28,10 @@ if amount > da - dr then
   return {5, amount, dr, da, 0, used, limit, epoch, 0}
 end
 dr = dr + amount
-used = used - amount
+-- a deduction made before a reset: the reset gave its usage back already
+if redis.call('HEXISTS', KEYS[2], 'p:' .. did) == 0 then
+  used = used - amount
+end
 redis.call('HSET', KEYS[2], 'used', fmt(used),
   'd:' .. did, fmt(da) .. '|' .. fmt(du) .. '|' .. fmt(dl) .. '|' .. fmt(dr),
   'r:' .. rid, did .. '|' .. fmt(amount) .. '|' .. fmt(dr) .. '|' .. fmt(da) .. '|' .. fmt(used))

@@ -64,9 +64,10 @@ public interface QuotaLedger {
     void setLimit(String pid, long hardLimit);
 
     /**
-     * The operator's RESET_QUOTA: usage of {@code pid} in {@code month} back to 0; that month's
-     * deductions and refunds are forgotten (later refunds of them answer UNKNOWN_DEDUCTION). The
-     * limit stays.
+     * The operator's RESET_QUOTA: usage of {@code pid} in {@code month} back to 0. The month's
+     * deductions and refunds are kept, so their ids still deduplicate; a later refund of a deduction
+     * made before the reset is recorded but does not lower the new usage ({@link
+     * io.pidpool.core.quota.MonthLedger}). The limit stays.
      */
     void reset(String pid, QuotaMonth month);
 }

@@ -35,12 +35,19 @@ import java.util.Optional;
  * AlreadyGranted} for the same amount and {@link DeductResult.Reason#DEDUCTION_ID_CONFLICT} for
  * another. A deduction is granted only if {@code used + amount <= limit}. A rejected request leaves
  * no trace, so retrying it later is evaluated afresh. {@code used} is always {@code sum(deducted) -
- * sum(refunded)}, never negative, and never raised above the limit by a deduction.
+ * sum(refunded)} over the deductions since the latest reset, never negative, and never raised above
+ * the limit by a deduction.
  *
  * <p><b>Shape.</b> Kafka-style: {@code decide*} validates and returns a {@link Decision} (the answer
  * plus the {@link LedgerEvent} to apply, if any) without changing anything; only {@link #replay}
- * changes state. {@link #deduct}, {@link #refund} and {@link #reset} do both. A reset forgets the
- * month's deductions and refunds: refunds of earlier deductions then answer UNKNOWN_DEDUCTION.
+ * changes state. {@link #deduct}, {@link #refund} and {@link #reset} do both.
+ *
+ * <p><b>Resets</b> zero the usage and keep every deduction and refund, so deduplication survives
+ * them: a deduction retried after a reset answers its original grant and takes nothing, a refund
+ * retried answers its original answer. A refund of a deduction made before the reset is checked and
+ * recorded as usual (its refunded total rises, its refund id is taken, refunds still never sum
+ * above the deduction) but leaves the usage alone: the reset already gave back everything used
+ * before it, so lowering the new usage would grant those commands twice (docs/quota.md §2a).
  *
  * <p>Bad input (an invalid id, an amount outside {@code 1..}{@link #MAX_AMOUNT}) throws {@link
  * PidPoolException} {@code INVALID_ARGUMENT} and changes nothing.
@@ -59,6 +66,8 @@ public final class MonthLedger {
     private static final class Deduction {
         final Granted grant;
         long refunded;
+        /** Made before the latest reset: its refunds no longer lower the usage. */
+        boolean beforeReset;
 
         Deduction(Granted grant) {
             this.grant = grant;
@@ -148,7 +157,7 @@ public final class MonthLedger {
                         amount,
                         deduction.refunded + amount,
                         deduction.grant.amount(),
-                        used - amount),
+                        deduction.beforeReset ? used : used - amount),
                 Optional.of(new LedgerEvent.Refunded(deductionId, refundId, amount)));
     }
 
@@ -178,7 +187,9 @@ public final class MonthLedger {
                         r.refundId(), r.amount(), r.deductionId(), pid, month);
             }
             deduction.refunded += r.amount();
-            used -= r.amount();
+            if (!deduction.beforeReset) {
+                used -= r.amount();
+            }
             refunds.put(
                     r.refundId(),
                     new RefundApplied(
@@ -191,8 +202,7 @@ public final class MonthLedger {
                             deduction.grant.amount(),
                             used));
         } else if (event instanceof LedgerEvent.Reset) {
-            deductions.clear();
-            refunds.clear();
+            deductions.values().forEach(d -> d.beforeReset = true);
             used = 0;
         } else {
             throw new AssertionError("unknown ledger event " + event);
@@ -213,7 +223,7 @@ public final class MonthLedger {
         return d.result();
     }
 
-    /** Usage back to 0; the month's deductions and refunds are forgotten. */
+    /** Usage back to 0; the month's deductions and refunds are kept for deduplication. */
     public void reset() {
         replay(new LedgerEvent.Reset());
     }
