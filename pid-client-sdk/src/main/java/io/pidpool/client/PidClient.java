@@ -119,13 +119,14 @@ public interface PidClient extends AutoCloseable {
     /**
      * Gives back {@code commands} of deduction {@code deductionId} (a {@link Permit#deductionId()}).
      * May be partial and repeated; refunds of one deduction never sum above it; idempotent by {@code
-     * refundId} (the same refund again changes nothing and does not throw). Works for any deduction of
+     * refundId}, which is unique per deduction (the same refund again changes nothing and does not
+     * throw; the same refund id on another deduction is another refund). Works for any deduction of
      * the cluster, also one made by another client or before a restart, while Redis keeps its month.
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} for a malformed id or amount; {@code NOT_FOUND}
      *     ({@code deductionId}) for an unknown deduction; {@code ILLEGAL_STATE} ({@code amount}) when
      *     it would exceed the deduction; {@code CONFLICT} ({@code refundId}) when the refund id was used
-     *     for another deduction or amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
+     *     for this deduction with another amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
      *     or when not started/closed; {@code UNAVAILABLE} when Redis does not answer (retry with the
      *     same refund id)
      */

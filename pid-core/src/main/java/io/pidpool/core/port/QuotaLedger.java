@@ -44,7 +44,8 @@ public interface QuotaLedger {
     /**
      * Gives back {@code amount} commands of deduction {@code deductionId} made in {@code month}.
      *
-     * @param refundId unique per PID and month; a retry with the same id, deduction and amount answers
+     * @param refundId unique per deduction (the same id on another deduction is another refund); a
+     *     retry with the same id, deduction and amount answers
      *     {@link RefundResult.RefundDuplicate}
      */
     RefundResult refund(String pid, QuotaMonth month, String deductionId, String refundId, long amount);

@@ -27,8 +27,8 @@ import java.util.Optional;
  *   <li><b>Refunds never sum above the deduction</b>: else {@link RefundResult.Reason#EXCEEDS_DEDUCTION}.
  *   <li><b>Refunds are idempotent by refund id</b>: the same refund id with the same deduction and
  *       amount answers {@link RefundDuplicate} with the first answer and changes nothing; with another
- *       deduction or amount it is a {@link RefundResult.Reason#REFUND_ID_CONFLICT}. Refund ids are
- *       unique within the PID's month, across its deductions.
+ *       amount it is a {@link RefundResult.Reason#REFUND_ID_CONFLICT}. A refund id is unique per
+ *       deduction: the same refund id on another deduction is another refund (docs/quota.md §5a).
  * </ol>
  *
  * Deductions are idempotent the same way: a deduction id granted before answers {@link
@@ -78,7 +78,10 @@ public final class MonthLedger {
     private final QuotaMonth month;
     private long used;
     private final Map<String, Deduction> deductions = new LinkedHashMap<>();
-    private final Map<String, RefundApplied> refunds = new HashMap<>();
+    /** By (deduction id, refund id): a refund id is scoped to its deduction. */
+    private final Map<RefundKey, RefundApplied> refunds = new HashMap<>();
+
+    private record RefundKey(String deductionId, String refundId) {}
 
     public MonthLedger(String pid, QuotaMonth month) {
         this.pid = Names.requirePidId(pid, "pid");
@@ -131,9 +134,9 @@ public final class MonthLedger {
         requireId(deductionId, "deductionId");
         requireId(refundId, "refundId");
         requireAmount(amount);
-        RefundApplied earlier = refunds.get(refundId);
+        RefundApplied earlier = refunds.get(new RefundKey(deductionId, refundId));
         if (earlier != null) {
-            if (earlier.deductionId().equals(deductionId) && earlier.amount() == amount) {
+            if (earlier.amount() == amount) {
                 return new Decision<>(new RefundDuplicate(earlier), Optional.empty());
             }
             return new Decision<>(
@@ -180,7 +183,7 @@ public final class MonthLedger {
         } else if (event instanceof LedgerEvent.Refunded r) {
             Deduction deduction = deductions.get(r.deductionId());
             if (deduction == null
-                    || refunds.containsKey(r.refundId())
+                    || refunds.containsKey(new RefundKey(r.deductionId(), r.refundId()))
                     || r.amount() > deduction.grant.amount() - deduction.refunded) {
                 throw PidPoolException.illegalState(
                         "refund %s of %d against deduction %s does not fit the ledger of PID %s in %s",
@@ -191,7 +194,7 @@ public final class MonthLedger {
                 used -= r.amount();
             }
             refunds.put(
-                    r.refundId(),
+                    new RefundKey(r.deductionId(), r.refundId()),
                     new RefundApplied(
                             pid,
                             month,
@@ -237,7 +240,7 @@ public final class MonthLedger {
             refunded.put(id, d.refunded);
         });
         Map<String, String> refundIds = new HashMap<>();
-        refunds.forEach((id, r) -> refundIds.put(id, r.deductionId()));
+        refunds.forEach((key, r) -> refundIds.put(key.deductionId() + ":" + key.refundId(), r.deductionId()));
         return new Snapshot(used, Map.copyOf(deducted), Map.copyOf(refunded), Map.copyOf(refundIds));
     }
 
@@ -246,7 +249,7 @@ public final class MonthLedger {
      *
      * @param deducted deduction id -> amount deducted
      * @param refunded deduction id -> amount refunded against it so far
-     * @param refundIds refund id -> the deduction it refunded
+     * @param refundIds {@code <deductionId>:<refundId>} -> the deduction it refunded
      */
     public record Snapshot(
             long used, Map<String, Long> deducted, Map<String, Long> refunded, Map<String, String> refundIds) {}

@@ -325,22 +325,34 @@ public abstract class QuotaLedgerContract {
     }
 
     @Test
-    void aRefundIdReusedForAnotherAmountOrDeductionIsAConflict() {
+    void aRefundIdReusedForAnotherAmountIsAConflict() {
+        String p = pid("p");
+        ledger.setLimit(p, 10);
+        ledger.tryDeduct(p, NOV, 5, "d1");
+        ledger.refund(p, NOV, "d1", "r1", 2);
+
+        RefundResult otherAmount = ledger.refund(p, NOV, "d1", "r1", 3);
+
+        assertThat(((RefundRejected) otherAmount).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
+        PidPoolException e = ((RefundRejected) otherAmount).toException();
+        assertThat(e.code()).isEqualTo(ErrorCode.CONFLICT);
+        assertThat(e.field()).isEqualTo("refundId");
+        assertThat(ledger.usage(p, NOV).used()).isEqualTo(3);
+    }
+
+    @Test
+    void aRefundIdIsScopedToItsDeduction() {
         String p = pid("p");
         ledger.setLimit(p, 10);
         ledger.tryDeduct(p, NOV, 5, "d1");
         ledger.tryDeduct(p, NOV, 5, "d2");
-        ledger.refund(p, NOV, "d1", "r1", 2);
+        RefundApplied first = (RefundApplied) ledger.refund(p, NOV, "d1", "r1", 2);
 
-        RefundResult otherAmount = ledger.refund(p, NOV, "d1", "r1", 3);
         RefundResult otherDeduction = ledger.refund(p, NOV, "d2", "r1", 2);
 
-        assertThat(((RefundRejected) otherAmount).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
-        assertThat(((RefundRejected) otherDeduction).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
-        PidPoolException e = ((RefundRejected) otherDeduction).toException();
-        assertThat(e.code()).isEqualTo(ErrorCode.CONFLICT);
-        assertThat(e.field()).isEqualTo("refundId");
-        assertThat(ledger.usage(p, NOV).used()).isEqualTo(8);
+        assertThat(otherDeduction).isEqualTo(new RefundApplied(p, NOV, "d2", "r1", 2, 2, 5, 6));
+        assertThat(ledger.refund(p, NOV, "d1", "r1", 2)).isEqualTo(new RefundDuplicate(first));
+        assertThat(ledger.usage(p, NOV).used()).isEqualTo(6);
     }
 
     @Test

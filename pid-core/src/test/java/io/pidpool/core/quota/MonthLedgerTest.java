@@ -110,7 +110,7 @@ class MonthLedgerTest {
         ledger.reset();
 
         assertThat(ledger.snapshot())
-                .isEqualTo(new MonthLedger.Snapshot(0, Map.of("d1", 5L), Map.of("d1", 1L), Map.of("r1", "d1")));
+                .isEqualTo(new MonthLedger.Snapshot(0, Map.of("d1", 5L), Map.of("d1", 1L), Map.of("d1:r1", "d1")));
         assertThat(ledger.refund("d1", "r2", 1).applied()).isTrue();
         assertThat(ledger.used()).isZero();
     }
