@@ -5,6 +5,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
+import io.pidpool.client.internal.RedisOptions;
 import io.pidpool.client.internal.SealerSecretOpener;
 import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.client.zk.ZkSessions;
@@ -120,13 +121,14 @@ public interface PidClient extends AutoCloseable {
     /**
      * Gives back {@code commands} of deduction {@code deductionId} (a {@link Permit#deductionId()}).
      * May be partial and repeated; refunds of one deduction never sum above it; idempotent by {@code
-     * refundId} (the same refund again changes nothing and does not throw). Works for any deduction of
+     * refundId}, which is unique per deduction (the same refund again changes nothing and does not
+     * throw; the same refund id on another deduction is another refund). Works for any deduction of
      * the cluster, also one made by another client or before a restart, while Redis keeps its month.
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} for a malformed id or amount; {@code NOT_FOUND}
      *     ({@code deductionId}) for an unknown deduction; {@code ILLEGAL_STATE} ({@code amount}) when
      *     it would exceed the deduction; {@code CONFLICT} ({@code refundId}) when the refund id was used
-     *     for another deduction or amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
+     *     for this deduction with another amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
      *     or when not started/closed; {@code UNAVAILABLE} when Redis does not answer (retry with the
      *     same refund id)
      */
@@ -151,6 +153,14 @@ public interface PidClient extends AutoCloseable {
      *     before {@code start()} or after {@code close()}
      */
     CompletableFuture<Optional<Permit>> tryAcquireAsync(int commands);
+
+    /**
+     * How many held PIDs this client found without a limit in Redis, each counted once: such a PID
+     * grants nothing, so {@link #tryAcquire} answers empty for it. Each is also logged at ERROR once,
+     * naming the PID. It means the servers provisioned the limits elsewhere: another Redis, another
+     * database ({@link Builder#redisDatabase}) or another cluster name. 0 without Redis. Never blocks.
+     */
+    long pidsWithoutLimit();
 
     /**
      * Tells the leader that the third-party platform refused the login with this PID (wrong or expired
@@ -205,12 +215,21 @@ public interface PidClient extends AutoCloseable {
      * Not thread-safe.
      */
     final class Builder {
+        /** The servers' check of {@code redis.address}. */
+        private static final java.util.regex.Pattern REDIS_ADDRESS =
+                java.util.regex.Pattern.compile("rediss?://[^\\s/:]+:\\d{1,5}");
+
         private String connectString;
         private String cluster = ZkLayout.DEFAULT_CLUSTER;
         private ModuleKey module;
         private String redisAddress;
         private String redisPassword;
         private RedissonClient redisson;
+        private int redisDatabase;
+        private boolean redisDatabaseSet;
+        private Duration redisTimeout = RedisOptions.DEFAULTS.timeout();
+        private boolean redisTimeoutSet;
+        private String redisConfigYaml;
         private PidListener listener;
         private String instancePrefix;
         private String host;
@@ -253,16 +272,71 @@ public interface PidClient extends AutoCloseable {
         /**
          * Redis for the quota ledger, {@code redis://host:port} or {@code rediss://host:port}: enables
          * {@link PidClient#tryAcquire} and {@link PidClient#refund}. The client builds (and closes) its
-         * own Redisson client with {@code StringCodec}. Optional; see also {@link #redisson}.
+         * own Redisson client with {@code StringCodec}; {@code rediss://} is TLS. The servers' {@code
+         * redis.address}; with {@link #redisPassword}, {@link #redisDatabase} and {@link #redisTimeout}
+         * it covers their single-server settings. Optional; see also {@link #redisConfigYaml} and
+         * {@link #redisson}. The last of {@code redisAddress}/{@code redisConfigYaml}/{@code redisson}
+         * wins.
          */
         public Builder redisAddress(String redisAddress) {
             requireArgument(
-                    redisAddress != null
-                            && (redisAddress.startsWith("redis://") || redisAddress.startsWith("rediss://")),
+                    redisAddress != null && REDIS_ADDRESS.matcher(redisAddress).matches(),
                     "redisAddress",
-                    "redisAddress must start with redis:// or rediss://, was '%s'",
+                    "redisAddress must look like redis://host:port or rediss://host:port, was '%s'",
                     redisAddress);
             this.redisAddress = redisAddress;
+            this.redisson = null;
+            this.redisConfigYaml = null;
+            return this;
+        }
+
+        /**
+         * The Redis database index of {@link #redisAddress}, {@code >= 0}: the servers' {@code
+         * redis.database}. Default 0. A client reading another database than the servers' finds no
+         * limits and grants nothing ({@link PidClient#pidsWithoutLimit()}).
+         */
+        public Builder redisDatabase(int database) {
+            requireArgument(database >= 0, "redisDatabase", "redisDatabase must be >= 0, was %d", database);
+            this.redisDatabase = database;
+            this.redisDatabaseSet = true;
+            return this;
+        }
+
+        /** Connect and response timeout of {@link #redisAddress}, 100 ms..60 s. Default 3 s. */
+        public Builder redisTimeout(Duration timeout) {
+            requireNonNull(timeout, "redisTimeout");
+            requireArgument(
+                    timeout.compareTo(Duration.ofMillis(100)) >= 0 && timeout.compareTo(Duration.ofSeconds(60)) <= 0,
+                    "redisTimeout",
+                    "redisTimeout must be within 100 ms..60 s, was %s",
+                    timeout);
+            this.redisTimeout = timeout;
+            this.redisTimeoutSet = true;
+            return this;
+        }
+
+        /**
+         * A Redisson YAML configuration instead of {@link #redisAddress}: the servers' {@code
+         * redis.redisson} block as text ({@code clusterServersConfig}, {@code sentinelServersConfig},
+         * {@code singleServerConfig} with {@code database}, {@code password}, {@code username}, TLS
+         * settings, timeouts, ...). Checked now the way the server checks its block (Redisson reads
+         * it); the codec is always {@code StringCodec}. The client builds and closes the Redisson
+         * client. Not combined with {@link #redisPassword}, {@link #redisDatabase} or {@link
+         * #redisTimeout}: put those into the configuration.
+         */
+        public Builder redisConfigYaml(String yaml) {
+            requireArgument(yaml != null && !yaml.isBlank(), "redisConfigYaml", "redisConfigYaml must not be empty");
+            try {
+                org.redisson.config.Config.fromYAML(yaml);
+            } catch (java.io.IOException | RuntimeException e) {
+                requireArgument(
+                        false,
+                        "redisConfigYaml",
+                        "redisConfigYaml is not a valid Redisson configuration (%s)",
+                        e.getClass().getSimpleName());
+            }
+            this.redisConfigYaml = yaml;
+            this.redisAddress = null;
             this.redisson = null;
             return this;
         }
@@ -300,6 +374,7 @@ public interface PidClient extends AutoCloseable {
         public Builder redisson(RedissonClient redisson) {
             this.redisson = requireNonNull(redisson, "redisson");
             this.redisAddress = null;
+            this.redisConfigYaml = null;
             return this;
         }
 
@@ -486,6 +561,17 @@ public interface PidClient extends AutoCloseable {
             requireNonNull(module, "module");
             requireNonNull(listener, "listener");
             requireNonNull(secretOpener, "secretOpener");
+            if (redisAddress == null) {
+                String single = redisPassword != null
+                        ? "redisPassword"
+                        : redisDatabaseSet ? "redisDatabase" : redisTimeoutSet ? "redisTimeout" : null;
+                requireArgument(
+                        single == null,
+                        single == null ? "redisAddress" : single,
+                        "%s applies to redisAddress only; with redisConfigYaml or redisson put it into the Redisson"
+                                + " configuration",
+                        single);
+            }
             return DefaultPidClient.create(new ClientSettings(
                     connectString,
                     new ZkLayout(cluster),
@@ -493,6 +579,7 @@ public interface PidClient extends AutoCloseable {
                     redisAddress,
                     redisPassword,
                     redisson,
+                    new RedisOptions(redisDatabase, redisTimeout, redisConfigYaml),
                     listener,
                     secretOpener,
                     instancePrefix,

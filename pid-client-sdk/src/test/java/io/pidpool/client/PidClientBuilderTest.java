@@ -188,6 +188,35 @@ class PidClientBuilderTest {
     void redisSettingsAreValidated() {
         rejects("redisPassword", b -> b.redisPassword(""));
         rejects("redisson", b -> b.redisson(null));
+        rejects("redisAddress", b -> b.redisAddress("redis://127.0.0.1"));
+        rejects("redisAddress", b -> b.redisAddress("redis://host:6379/2"));
+        rejects("redisDatabase", b -> b.redisDatabase(-1));
+        rejects("redisTimeout", b -> b.redisTimeout(Duration.ofMillis(10)));
+        rejects("redisTimeout", b -> b.redisTimeout(Duration.ofMinutes(2)));
+        rejects("redisConfigYaml", b -> b.redisConfigYaml(" "));
+        rejects("redisConfigYaml", b -> b.redisConfigYaml("singleServerConfig:\n  noSuchSetting: 1\n"));
+        rejects("redisConfigYaml", b -> b.redisConfigYaml("clusterServersConfig: [unclosed"));
+    }
+
+    @Test
+    void singleServerRedisSettingsNeedARedisAddress() {
+        String yaml = "singleServerConfig:\n  address: \"redis://127.0.0.1:6379\"\n  database: 5\n";
+        rejects("redisDatabase", b -> b.redisConfigYaml(yaml).redisDatabase(5).build());
+        rejects(
+                "redisPassword",
+                b -> b.redisPassword("pw").redisConfigYaml(yaml).build());
+        rejects(
+                "redisTimeout",
+                b -> b.redisTimeout(Duration.ofSeconds(1)).redisConfigYaml(yaml).build());
+        PidClient client = valid().redisAddress("rediss://cache.example:6380")
+                .redisDatabase(5)
+                .redisPassword("pw")
+                .redisTimeout(Duration.ofSeconds(1))
+                .build();
+        client.close();
+        PidClient fromYaml = valid().redisConfigYaml(yaml).build();
+        assertThat(fromYaml.pidsWithoutLimit()).isZero();
+        fromYaml.close();
     }
 
     @Test

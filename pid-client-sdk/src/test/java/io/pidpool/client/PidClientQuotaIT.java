@@ -167,6 +167,71 @@ class PidClientQuotaIT {
     }
 
     @Test
+    void aClientOnRedisDatabaseFiveUsesTheLimitsTheServerWroteThere() throws Exception {
+        // the server runs with redis.database: 5 and provisions the limits there
+        RedissonClient db5 =
+                RedisSupport.client(redisUrl, c -> c.useSingleServer().setDatabase(5));
+        RedissonQuotaLedger serverLedger = RedissonQuotaLedger.builder()
+                .redisson(db5)
+                .cluster(harness.cluster())
+                .clientId("leader-db5")
+                .build();
+        try {
+            PidClient client = harness.start(harness.builder(listener("A"))
+                    .connectString(harness.connectString())
+                    .redisAddress(redisUrl)
+                    .redisDatabase(5));
+            FakeLeader.Instance instance = harness.handshake(client);
+            serverLedger.setLimit("p1", 100);
+            harness.addAndAwait(instance, "p1");
+            await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1")));
+
+            assertThat(client.tryAcquire(3))
+                    .hasValueSatisfying(p -> assertThat(p.pid()).isEqualTo("p1"));
+            assertThat(serverLedger.usage("p1", thisMonth()).used()).isEqualTo(3);
+            assertThat(used("p1")).isZero(); // database 0 untouched
+            assertThat(client.pidsWithoutLimit()).isZero();
+        } finally {
+            serverLedger.close();
+            RedisSupport.drop(db5, serverLedger.keys());
+            db5.shutdown();
+        }
+    }
+
+    @Test
+    void aHeldPidWithoutALimitInRedisIsReportedOncePerPid() throws Exception {
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger)
+                org.slf4j.LoggerFactory.getLogger(io.pidpool.client.quota.MissingLimits.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        logger.addAppender(logs);
+        try {
+            PidClient client = client(listener("A"), harness.connectString());
+            FakeLeader.Instance instance = harness.handshake(client);
+            leaderLedger.setLimit("p2", 100);
+            harness.addAndAwait(instance, "p1", "p2"); // p1 has no limit in this Redis
+            await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2")));
+
+            for (int i = 0; i < 20; i++) {
+                client.tryAcquire(100); // only an empty p2 or the limitless p1 could answer
+            }
+
+            await().atMost(WAIT).until(() -> client.pidsWithoutLimit() == 1);
+            for (int i = 0; i < 20; i++) {
+                client.tryAcquire(1);
+            }
+            assertThat(client.pidsWithoutLimit()).isEqualTo(1);
+            assertThat(logs.list)
+                    .filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.ERROR)
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.getFormattedMessage()).contains("p1"));
+        } finally {
+            logger.detachAppender(logs);
+        }
+    }
+
+    @Test
     void fourThreadsGetExactlyTheQuotaAndThenNothing() throws Exception {
         PidClient client = client(listener("A"), harness.connectString());
         Map<String, Long> limits = Map.of("p1", 61L, "p2", 40L, "p3", 17L);

@@ -16,8 +16,9 @@ import org.redisson.api.RedissonClient;
  *
  * @param redisAddress {@code null} if not given (then {@code redisson} or no quota)
  * @param redisPassword {@code null}: none
- * @param redisson {@code null}: build one from {@code redisAddress} (owned by the client); else the
- *     caller's client, never closed by the SDK
+ * @param redisson {@code null}: build one from {@code redisAddress} or {@code redisOptions.configYaml}
+ *     (owned by the client); else the caller's client, never closed by the SDK
+ * @param redisOptions database, timeout or a Redisson configuration for a client the SDK builds
  * @param instancePrefix {@code null}: derive from the host name
  * @param host {@code null}: resolve this machine's name at start
  * @param callbackDeadline D: the longest {@code onAssigned}/{@code onUpdated} may run (registered)
@@ -32,6 +33,7 @@ public record ClientSettings(
         String redisAddress,
         String redisPassword,
         RedissonClient redisson,
+        RedisOptions redisOptions,
         PidListener listener,
         SecretOpener secretOpener,
         String instancePrefix,
@@ -46,8 +48,8 @@ public record ClientSettings(
         ZkAuth zkAuth,
         boolean batchedPermits) {
 
-    /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address or client was given). */
+    /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address, configuration or client was given). */
     public boolean hasQuota() {
-        return redisAddress != null || redisson != null;
+        return redisAddress != null || redisson != null || redisOptions.configYaml() != null;
     }
 }

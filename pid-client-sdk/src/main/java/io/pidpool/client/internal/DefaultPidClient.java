@@ -306,6 +306,12 @@ public final class DefaultPidClient implements PidClient {
     }
 
     @Override
+    public long pidsWithoutLimit() {
+        QuotaWiring q = quota;
+        return q == null ? 0 : q.pidsWithoutLimit();
+    }
+
+    @Override
     public void refund(String deductionId, String refundId, long commands) {
         quota("refund").refund(deductionId, refundId, commands);
     }

@@ -4,6 +4,7 @@ import io.pidpool.client.Permit;
 import io.pidpool.client.ids.ClusterSnowflakeIds;
 import io.pidpool.client.ids.CuratorWorkerIdRegistry;
 import io.pidpool.client.quota.HeldPids;
+import io.pidpool.client.quota.MissingLimits;
 import io.pidpool.client.quota.PermitIssuer;
 import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.core.error.PidPoolException;
@@ -47,6 +48,7 @@ final class QuotaWiring {
     private final CuratorWorkerIdRegistry registry;
     private final ClusterSnowflakeIds ids;
     private final PermitIssuer issuer;
+    private final MissingLimits missingLimits;
 
     private QuotaWiring(
             RedissonClient redisson,
@@ -54,7 +56,9 @@ final class QuotaWiring {
             RedissonQuotaLedger ledger,
             CuratorWorkerIdRegistry registry,
             ClusterSnowflakeIds ids,
-            PermitIssuer issuer) {
+            PermitIssuer issuer,
+            MissingLimits missingLimits) {
+        this.missingLimits = missingLimits;
         this.redisson = redisson;
         this.ownsRedisson = ownsRedisson;
         this.ledger = ledger;
@@ -102,7 +106,10 @@ final class QuotaWiring {
                 log.warn("No worker id yet (taken at the first permit): {}", e.getMessage());
             }
             ClusterSnowflakeIds source = ids;
+            MissingLimits missingLimits =
+                    new MissingLimits(redisson, ledger.keys(), settings.ticker(), redisAddressForLog(settings));
             PermitIssuer.Builder issuerBuilder = PermitIssuer.builder()
+                    .missingLimits(missingLimits)
                     .ledger(ledger)
                     .held(held)
                     .ids(source::nextId)
@@ -113,7 +120,7 @@ final class QuotaWiring {
             }
             PermitIssuer issuer = issuerBuilder.build();
             log.info("Quota ledger ready: {} on {}, {}", ledger, redisAddressForLog(settings), ids);
-            return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer);
+            return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer, missingLimits);
         } catch (RuntimeException e) {
             closeQuietly(ids);
             closeQuietly(registry);
@@ -130,11 +137,31 @@ final class QuotaWiring {
         }
     }
 
+    /** Address and database, or what else names the Redis; never a password. */
     private static String redisAddressForLog(ClientSettings settings) {
-        return settings.redisAddress() != null ? settings.redisAddress() : "the given Redisson client";
+        if (settings.redisAddress() != null) {
+            return settings.redisAddress() + " database "
+                    + settings.redisOptions().database();
+        }
+        return settings.redisOptions().configYaml() != null
+                ? "the configured Redisson servers"
+                : "the given Redisson client";
     }
 
     private static RedissonClient createRedisson(ClientSettings settings) {
+        RedisOptions options = settings.redisOptions();
+        if (options.configYaml() != null) {
+            Config config;
+            try {
+                config = Config.fromYAML(options.configYaml());
+            } catch (java.io.IOException e) {
+                throw PidPoolException.invalid(
+                        "redisConfigYaml", "redisConfigYaml is not a valid Redisson configuration");
+            }
+            config.setCodec(StringCodec.INSTANCE); // whatever the YAML says: the scripts read strings
+            return Redisson.create(config);
+        }
+        int timeoutMs = (int) options.timeout().toMillis();
         Config config = new Config();
         config.setCodec(StringCodec.INSTANCE); // never Kryo: other tools and the Lua scripts read the values
         config.setThreads(4);
@@ -142,15 +169,20 @@ final class QuotaWiring {
         config.useSingleServer()
                 .setAddress(settings.redisAddress())
                 .setPassword(settings.redisPassword())
+                .setDatabase(options.database())
                 .setClientName("pidpool-sdk")
-                .setConnectTimeout(3000)
-                .setTimeout(3000)
+                .setConnectTimeout(timeoutMs)
+                .setTimeout(timeoutMs)
                 .setRetryAttempts(2)
                 .setRetryDelay(new org.redisson.config.ConstantDelay(Duration.ofMillis(200)))
                 .setConnectionMinimumIdleSize(2)
                 .setConnectionPoolSize(32)
                 .setPingConnectionInterval(1000);
         return Redisson.create(config);
+    }
+
+    long pidsWithoutLimit() {
+        return missingLimits.count();
     }
 
     Optional<Permit> tryAcquire(long commands) {

@@ -345,10 +345,13 @@ final class PermitBatcher implements AutoCloseable {
             if (!p.result.complete(permit) && permit.isPresent()) {
                 issuer.voidDeduction(p.inFlight); // the caller stopped waiting
             }
-        } else if (++p.next < p.order.size() && !p.result.isDone()) {
-            retry.add(p);
         } else {
-            p.result.complete(Optional.empty());
+            issuer.refused(result);
+            if (++p.next < p.order.size() && !p.result.isDone()) {
+                retry.add(p);
+            } else {
+                p.result.complete(Optional.empty());
+            }
         }
     }
 

@@ -95,8 +95,10 @@ public final class PermitIssuer implements AutoCloseable {
     private final AtomicInteger uncertainCount = new AtomicInteger();
     private final AtomicLong nextReconcileNanos = new AtomicLong(Long.MIN_VALUE);
     private final PermitBatcher batcher;
+    private final MissingLimits missingLimits;
 
     private PermitIssuer(Builder b) {
+        this.missingLimits = b.missingLimits;
         this.ledger = requireNonNull(b.ledger, "ledger");
         this.nearCache = ledger.nearCache();
         this.held = requireNonNull(b.held, "held");
@@ -150,6 +152,7 @@ public final class PermitIssuer implements AutoCloseable {
             if (result.granted()) {
                 return confirm(request);
             }
+            refused(result);
         }
         return Optional.empty();
     }
@@ -232,6 +235,13 @@ public final class PermitIssuer implements AutoCloseable {
                 }
                 throw second;
             }
+        }
+    }
+
+    /** A refused deduction: a held PID without a limit is reported ({@link MissingLimits}). */
+    void refused(DeductResult result) {
+        if (missingLimits != null) {
+            missingLimits.refused(result);
         }
     }
 
@@ -455,10 +465,17 @@ public final class PermitIssuer implements AutoCloseable {
         private int maxInFlight = 1;
         private int queueCapacity = 10_000;
         private Duration requestTimeout = Duration.ofSeconds(10);
+        private MissingLimits missingLimits;
 
         private Builder() {}
 
         /** Required. */
+        /** Reports held PIDs refused for want of a limit in Redis. Optional (default: not reported). */
+        public Builder missingLimits(MissingLimits missingLimits) {
+            this.missingLimits = requireNonNull(missingLimits, "missingLimits");
+            return this;
+        }
+
         public Builder ledger(RedissonQuotaLedger ledger) {
             this.ledger = requireNonNull(ledger, "ledger");
             return this;

@@ -504,8 +504,8 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     }
 
     /**
-     * Forgets the month's usage, deductions and refunds, bumps the PID's epoch and appends a reset
-     * event, in one script; then broadcasts the epoch change to every client's near cache.
+     * Sets the month's usage to 0 (its deduction and refund records stay, so ids still deduplicate),
+     * bumps the PID's epoch and appends a reset event, in one script; then broadcasts the epoch change to every client's near cache.
      */
     @Override
     public void reset(String pid, QuotaMonth month) {

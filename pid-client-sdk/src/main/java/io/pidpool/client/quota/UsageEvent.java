@@ -58,13 +58,13 @@ public record UsageEvent(
     }
 
     /**
-     * A key unique to the change within the ledger's life: the deduction or refund id scoped to PID
-     * and month (what a database ledger's unique index holds), or the reset's client sequence.
+     * A key unique to the change within the ledger's life: the deduction id scoped to PID and month,
+     * the refund id scoped to its deduction (docs/quota.md §5a), or the reset's client sequence.
      */
     public String changeKey() {
         return switch (kind) {
             case DEDUCTION -> "D|" + pid + "|" + month + "|" + deductionId;
-            case REFUND -> "R|" + pid + "|" + month + "|" + refundId;
+            case REFUND -> "R|" + pid + "|" + month + "|" + deductionId + "|" + refundId;
             case RESET -> "X|" + pid + "|" + month + "|" + incarnation + "|" + clientId + "|" + sequence;
         };
     }

@@ -55,6 +55,24 @@ class RedissonQuotaLedgerStorageIT {
     }
 
     @Test
+    void aRefundRecordWrittenBeforeRefundIdsWereScopedByDeductionStillDeduplicates() {
+        ledger = RedisSupport.ledger(redisson, cluster, "c1").clock(clock).build();
+        QuotaKeys keys = ledger.keys();
+        ledger.setLimit("u1", 10);
+        ledger.tryDeduct("u1", NOV, 7, "d1");
+        ledger.tryDeduct("u1", NOV, 2, "d2");
+        String usage = keys.usage("u1", NOV);
+        // the old layout: r:<refundId>, one per PID and month
+        redisson.<String, String>getMap(usage, StringCodec.INSTANCE)
+                .putAll(java.util.Map.of("r:r1", "d1|2|2|7|7", "d:d1", "7|7|10|2", "used", "7"));
+
+        assertThat(ledger.refund("u1", NOV, "d1", "r1", 2))
+                .isInstanceOf(io.pidpool.core.quota.RefundResult.RefundDuplicate.class);
+        assertThat(ledger.refund("u1", NOV, "d2", "r1", 1).applied()).isTrue();
+        assertThat(ledger.usage("u1", NOV).used()).isEqualTo(6);
+    }
+
+    @Test
     void theLedgerIsPlainStringsUnderOneShardTag() {
         ledger = RedisSupport.ledger(redisson, cluster, "c1").clock(clock).build();
         QuotaKeys keys = ledger.keys();
@@ -68,7 +86,7 @@ class RedissonQuotaLedgerStorageIT {
         assertThat(usage).startsWith("pidpool:{" + cluster + ":" + shard + "}:");
         assertThat(hget(usage, "used")).isEqualTo("5");
         assertThat(hget(usage, "d:d1")).isEqualTo("7|7|10|2");
-        assertThat(hget(usage, "r:r1")).isEqualTo("d1|2|2|7|5");
+        assertThat(hget(usage, "r:d1:r1")).isEqualTo("d1|2|2|7|5");
         assertThat(redisson.getKeys().getKeysStream().filter(k -> k.startsWith("pidpool:{" + cluster)))
                 .allSatisfy(k -> assertThat(k).matches("pidpool:\\{" + cluster + "(:\\d+)?}:.*"));
         assertThat(redisson.<String>getBucket(keys.layout(), StringCodec.INSTANCE)

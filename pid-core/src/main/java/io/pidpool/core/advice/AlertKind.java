@@ -21,7 +21,12 @@ public enum AlertKind {
      * an unusable PID node, PIDs with no live instance to go to, a placement failure). Not raised by
      * {@link AlertRules}: the server stores what its leader reports.
      */
-    LEADER_EVENT(false);
+    LEADER_EVENT(false),
+    /**
+     * The usage ledger sync could not record usage events in the database ledger; the server then
+     * catches the ledger up from Redis. Not raised by {@link AlertRules}: the server's sync raises it.
+     */
+    USAGE_LEDGER(false);
 
     private final boolean aboutPid;
 

@@ -5,6 +5,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.OperationResult;
 import java.util.List;
 import java.util.Optional;
@@ -23,6 +24,20 @@ public interface OperationLog {
      *     PENDING with epoch {@link Epoch#NONE}, {@code CONFLICT} on {@code id} if the id exists
      */
     void append(BatchRecord batch);
+
+    /**
+     * Stores a new batch together with its idempotency key, atomically: both or neither. The key's
+     * {@link BatchKey#batch()} must be the batch's id and its {@code requestedBy} the batch's. Kept as
+     * long as the batch.
+     *
+     * @throws PidPoolException as {@link #append}; {@code CONFLICT} on {@code Idempotency-Key} if the
+     *     principal used the key before (then nothing is stored: read the earlier one with {@link
+     *     #findKey})
+     */
+    void append(BatchRecord batch, BatchKey key);
+
+    /** The batch {@code requestedBy} made with {@code key}, if any. */
+    Optional<BatchKey> findKey(String requestedBy, IdempotencyKey key);
 
     Optional<BatchRecord> find(BatchId id);
 

@@ -50,7 +50,8 @@ public interface QuotaLedger {
     /**
      * Gives back {@code amount} commands of deduction {@code deductionId} made in {@code month}.
      *
-     * @param refundId unique per PID and month; a retry with the same id, deduction and amount answers
+     * @param refundId unique per deduction (the same id on another deduction is another refund); a
+     *     retry with the same id, deduction and amount answers
      *     {@link RefundResult.RefundDuplicate}
      */
     RefundResult refund(String pid, QuotaMonth month, String deductionId, String refundId, long amount);
@@ -89,9 +90,10 @@ public interface QuotaLedger {
     void fenceLimits(Epoch leaderEpoch);
 
     /**
-     * The operator's RESET_QUOTA: usage of {@code pid} in {@code month} back to 0; that month's
-     * deductions and refunds are forgotten (later refunds of them answer UNKNOWN_DEDUCTION). The
-     * limit stays.
+     * The operator's RESET_QUOTA: usage of {@code pid} in {@code month} back to 0. The month's
+     * deductions and refunds are kept, so their ids still deduplicate; a later refund of a deduction
+     * made before the reset is recorded but does not lower the new usage ({@link
+     * io.pidpool.core.quota.MonthLedger}). The limit stays.
      */
     void reset(String pid, QuotaMonth month);
 }

@@ -32,7 +32,7 @@ public interface UsageLedger {
      * @throws io.pidpool.core.error.PidPoolException {@code NOT_FOUND} on {@code deductionId} if the
      *     deduction is not recorded (yet), {@code INVALID_ARGUMENT} on {@code amount} if the refunds
      *     of the deduction would sum above it, {@code CONFLICT} on {@code refundId} if the id was used
-     *     with other content, {@code CONFLICT} on {@code sequence} as for deductions
+     *     for this deduction with other content (a refund id is unique per deduction), {@code CONFLICT} on {@code sequence} as for deductions
      */
     RefundReceipt recordRefund(Refund refund);
 

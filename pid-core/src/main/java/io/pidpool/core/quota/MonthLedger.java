@@ -27,20 +27,27 @@ import java.util.Optional;
  *   <li><b>Refunds never sum above the deduction</b>: else {@link RefundResult.Reason#EXCEEDS_DEDUCTION}.
  *   <li><b>Refunds are idempotent by refund id</b>: the same refund id with the same deduction and
  *       amount answers {@link RefundDuplicate} with the first answer and changes nothing; with another
- *       deduction or amount it is a {@link RefundResult.Reason#REFUND_ID_CONFLICT}. Refund ids are
- *       unique within the PID's month, across its deductions.
+ *       amount it is a {@link RefundResult.Reason#REFUND_ID_CONFLICT}. A refund id is unique per
+ *       deduction: the same refund id on another deduction is another refund (docs/quota.md §5a).
  * </ol>
  *
  * Deductions are idempotent the same way: a deduction id granted before answers {@link
  * AlreadyGranted} for the same amount and {@link DeductResult.Reason#DEDUCTION_ID_CONFLICT} for
  * another. A deduction is granted only if {@code used + amount <= limit}. A rejected request leaves
  * no trace, so retrying it later is evaluated afresh. {@code used} is always {@code sum(deducted) -
- * sum(refunded)}, never negative, and never raised above the limit by a deduction.
+ * sum(refunded)} over the deductions since the latest reset, never negative, and never raised above
+ * the limit by a deduction.
  *
  * <p><b>Shape.</b> Kafka-style: {@code decide*} validates and returns a {@link Decision} (the answer
  * plus the {@link LedgerEvent} to apply, if any) without changing anything; only {@link #replay}
- * changes state. {@link #deduct}, {@link #refund} and {@link #reset} do both. A reset forgets the
- * month's deductions and refunds: refunds of earlier deductions then answer UNKNOWN_DEDUCTION.
+ * changes state. {@link #deduct}, {@link #refund} and {@link #reset} do both.
+ *
+ * <p><b>Resets</b> zero the usage and keep every deduction and refund, so deduplication survives
+ * them: a deduction retried after a reset answers its original grant and takes nothing, a refund
+ * retried answers its original answer. A refund of a deduction made before the reset is checked and
+ * recorded as usual (its refunded total rises, its refund id is taken, refunds still never sum
+ * above the deduction) but leaves the usage alone: the reset already gave back everything used
+ * before it, so lowering the new usage would grant those commands twice (docs/quota.md §2a).
  *
  * <p>Bad input (an invalid id, an amount outside {@code 1..}{@link #MAX_AMOUNT}) throws {@link
  * PidPoolException} {@code INVALID_ARGUMENT} and changes nothing.
@@ -59,6 +66,8 @@ public final class MonthLedger {
     private static final class Deduction {
         final Granted grant;
         long refunded;
+        /** Made before the latest reset: its refunds no longer lower the usage. */
+        boolean beforeReset;
 
         Deduction(Granted grant) {
             this.grant = grant;
@@ -69,7 +78,10 @@ public final class MonthLedger {
     private final QuotaMonth month;
     private long used;
     private final Map<String, Deduction> deductions = new LinkedHashMap<>();
-    private final Map<String, RefundApplied> refunds = new HashMap<>();
+    /** By (deduction id, refund id): a refund id is scoped to its deduction. */
+    private final Map<RefundKey, RefundApplied> refunds = new HashMap<>();
+
+    private record RefundKey(String deductionId, String refundId) {}
 
     public MonthLedger(String pid, QuotaMonth month) {
         this.pid = Names.requirePidId(pid, "pid");
@@ -122,9 +134,9 @@ public final class MonthLedger {
         requireId(deductionId, "deductionId");
         requireId(refundId, "refundId");
         requireAmount(amount);
-        RefundApplied earlier = refunds.get(refundId);
+        RefundApplied earlier = refunds.get(new RefundKey(deductionId, refundId));
         if (earlier != null) {
-            if (earlier.deductionId().equals(deductionId) && earlier.amount() == amount) {
+            if (earlier.amount() == amount) {
                 return new Decision<>(new RefundDuplicate(earlier), Optional.empty());
             }
             return new Decision<>(
@@ -148,7 +160,7 @@ public final class MonthLedger {
                         amount,
                         deduction.refunded + amount,
                         deduction.grant.amount(),
-                        used - amount),
+                        deduction.beforeReset ? used : used - amount),
                 Optional.of(new LedgerEvent.Refunded(deductionId, refundId, amount)));
     }
 
@@ -171,16 +183,18 @@ public final class MonthLedger {
         } else if (event instanceof LedgerEvent.Refunded r) {
             Deduction deduction = deductions.get(r.deductionId());
             if (deduction == null
-                    || refunds.containsKey(r.refundId())
+                    || refunds.containsKey(new RefundKey(r.deductionId(), r.refundId()))
                     || r.amount() > deduction.grant.amount() - deduction.refunded) {
                 throw PidPoolException.illegalState(
                         "refund %s of %d against deduction %s does not fit the ledger of PID %s in %s",
                         r.refundId(), r.amount(), r.deductionId(), pid, month);
             }
             deduction.refunded += r.amount();
-            used -= r.amount();
+            if (!deduction.beforeReset) {
+                used -= r.amount();
+            }
             refunds.put(
-                    r.refundId(),
+                    new RefundKey(r.deductionId(), r.refundId()),
                     new RefundApplied(
                             pid,
                             month,
@@ -191,8 +205,7 @@ public final class MonthLedger {
                             deduction.grant.amount(),
                             used));
         } else if (event instanceof LedgerEvent.Reset) {
-            deductions.clear();
-            refunds.clear();
+            deductions.values().forEach(d -> d.beforeReset = true);
             used = 0;
         } else {
             throw new AssertionError("unknown ledger event " + event);
@@ -213,7 +226,7 @@ public final class MonthLedger {
         return d.result();
     }
 
-    /** Usage back to 0; the month's deductions and refunds are forgotten. */
+    /** Usage back to 0; the month's deductions and refunds are kept for deduplication. */
     public void reset() {
         replay(new LedgerEvent.Reset());
     }
@@ -227,7 +240,7 @@ public final class MonthLedger {
             refunded.put(id, d.refunded);
         });
         Map<String, String> refundIds = new HashMap<>();
-        refunds.forEach((id, r) -> refundIds.put(id, r.deductionId()));
+        refunds.forEach((key, r) -> refundIds.put(key.deductionId() + ":" + key.refundId(), r.deductionId()));
         return new Snapshot(used, Map.copyOf(deducted), Map.copyOf(refunded), Map.copyOf(refundIds));
     }
 
@@ -236,7 +249,7 @@ public final class MonthLedger {
      *
      * @param deducted deduction id -> amount deducted
      * @param refunded deduction id -> amount refunded against it so far
-     * @param refundIds refund id -> the deduction it refunded
+     * @param refundIds {@code <deductionId>:<refundId>} -> the deduction it refunded
      */
     public record Snapshot(
             long used, Map<String, Long> deducted, Map<String, Long> refunded, Map<String, String> refundIds) {}

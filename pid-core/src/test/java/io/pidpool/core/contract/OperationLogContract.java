@@ -6,12 +6,14 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.SealedOperation;
@@ -88,6 +90,101 @@ public abstract class OperationLogContract extends RepositoryContract {
 
         assertThat(e.getMessage()).contains("7");
         assertThat(log().find(new BatchId(7))).contains(simple(7));
+    }
+
+    // ---- idempotency keys
+
+    private static final String FP1 = "1".repeat(64);
+    private static final String FP2 = "2".repeat(64);
+
+    private static BatchKey keyOf(BatchRecord batch, String key, String fingerprint) {
+        return new BatchKey(batch.requestedBy(), new IdempotencyKey(key), fingerprint, batch.id());
+    }
+
+    @Test
+    void aBatchIsStoredTogetherWithItsIdempotencyKey() {
+        BatchRecord batch = simple(21);
+
+        log().append(batch, keyOf(batch, "job-42:attempt", FP1));
+
+        assertThat(log().find(batch.id())).contains(batch);
+        assertThat(log().findKey("bob", new IdempotencyKey("job-42:attempt")))
+                .contains(keyOf(batch, "job-42:attempt", FP1));
+        assertThat(log().findKey("alice", new IdempotencyKey("job-42:attempt"))).isEmpty();
+        assertThat(log().findKey("bob", new IdempotencyKey("job-43"))).isEmpty();
+    }
+
+    @Test
+    void aKeyUsedBeforeByThePrincipalIsAConflictAndNothingIsStored() {
+        BatchRecord first = simple(22);
+        log().append(first, keyOf(first, "k1", FP1));
+        BatchRecord second = simple(23);
+
+        expectError(ErrorCode.CONFLICT, "Idempotency-Key", () -> log().append(second, keyOf(second, "k1", FP2)));
+
+        assertThat(log().find(second.id())).isEmpty();
+        assertThat(log().findKey("bob", new IdempotencyKey("k1"))).contains(keyOf(first, "k1", FP1));
+        // another principal's same key is another key
+        BatchRecord alices = everyKind(24);
+        log().append(alices, keyOf(alices, "k1", FP2));
+        assertThat(log().findKey("alice", new IdempotencyKey("k1")).map(BatchKey::batch))
+                .contains(alices.id());
+    }
+
+    @Test
+    void aKeyMustNameItsOwnBatchAndBeWellFormed() {
+        BatchRecord batch = simple(25);
+
+        expectError(ErrorCode.INVALID_ARGUMENT, "Idempotency-Key", () -> log().append(
+                        batch, new BatchKey("bob", new IdempotencyKey("k"), FP1, new BatchId(26))));
+        expectError(ErrorCode.INVALID_ARGUMENT, "Idempotency-Key", () -> log().append(
+                        batch, new BatchKey("alice", new IdempotencyKey("k"), FP1, batch.id())));
+        expectError(ErrorCode.INVALID_ARGUMENT, "Idempotency-Key", () -> new IdempotencyKey("x".repeat(129)));
+        expectError(ErrorCode.INVALID_ARGUMENT, "Idempotency-Key", () -> new IdempotencyKey("a b"));
+        expectError(ErrorCode.INVALID_ARGUMENT, "Idempotency-Key", () -> new IdempotencyKey(""));
+
+        assertThat(log().find(batch.id())).isEmpty();
+    }
+
+    @Test
+    void twoThreadsAppendingWithOneKeyStoreOneBatch() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 10; round++) {
+                String key = "race-" + round;
+                BatchRecord a = simple(1000 + 2L * round);
+                BatchRecord b = simple(1001 + 2L * round);
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                List<java.util.concurrent.Future<String>> outcomes = new java.util.ArrayList<>();
+                for (BatchRecord batch : List.of(a, b)) {
+                    outcomes.add(pool.submit(() -> {
+                        start.await();
+                        try {
+                            log().append(batch, keyOf(batch, key, FP1));
+                            return "stored";
+                        } catch (io.pidpool.core.error.PidPoolException e) {
+                            return e.code() + " " + e.field();
+                        }
+                    }));
+                }
+                List<String> results = new java.util.ArrayList<>();
+                for (var outcome : outcomes) {
+                    results.add(outcome.get(30, java.util.concurrent.TimeUnit.SECONDS));
+                }
+
+                assertThat(results)
+                        .as("round %d", round)
+                        .containsExactlyInAnyOrder("stored", "CONFLICT Idempotency-Key");
+                BatchId winner = log().findKey("bob", new IdempotencyKey(key))
+                        .orElseThrow()
+                        .batch();
+                BatchId loser = winner.equals(a.id()) ? b.id() : a.id();
+                assertThat(log().find(winner)).isPresent();
+                assertThat(log().find(loser)).as("round %d", round).isEmpty();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test

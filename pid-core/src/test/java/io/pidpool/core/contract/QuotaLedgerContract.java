@@ -166,7 +166,7 @@ public abstract class QuotaLedgerContract {
     }
 
     @Test
-    void resetZeroesOneMonthKeepsTheLimitAndForgetsItsDeductions() {
+    void resetZeroesOneMonthKeepsTheLimitAndOnlyThatMonth() {
         String p = pid("p");
         ledger.setLimit(p, 10);
         ledger.tryDeduct(p, NOV, 8, "d1");
@@ -176,10 +176,53 @@ public abstract class QuotaLedgerContract {
 
         assertThat(ledger.usage(p, NOV)).isEqualTo(new QuotaUsage(p, NOV, 0, 10));
         assertThat(ledger.usage(p, DEC).used()).isEqualTo(4);
-        RefundResult late = ledger.refund(p, NOV, "d1", "r1", 1);
-        assertThat(late).isInstanceOf(RefundRejected.class);
-        assertThat(((RefundRejected) late).reason()).isEqualTo(RefundResult.Reason.UNKNOWN_DEDUCTION);
-        assertThat(ledger.tryDeduct(p, NOV, 10, "d1")).isEqualTo(new Granted(p, NOV, "d1", 10, 10, 10));
+        assertThat(ledger.tryDeduct(p, NOV, 10, "d2")).isEqualTo(new Granted(p, NOV, "d2", 10, 10, 10));
+    }
+
+    @Test
+    void deduplicationSurvivesAReset() {
+        String p = pid("p");
+        ledger.setLimit(p, 10);
+        Granted first = (Granted) ledger.tryDeduct(p, NOV, 8, "d1");
+        RefundApplied early = (RefundApplied) ledger.refund(p, NOV, "d1", "r1", 2);
+
+        ledger.reset(p, NOV);
+
+        // a retried deduction answers its original grant and takes nothing
+        assertThat(ledger.tryDeduct(p, NOV, 8, "d1")).isEqualTo(new AlreadyGranted(first));
+        assertThat(ledger.tryDeduct(p, NOV, 9, "d1")).isInstanceOfSatisfying(Rejected.class, r -> assertThat(r.reason())
+                .isEqualTo(DeductResult.Reason.DEDUCTION_ID_CONFLICT));
+        assertThat(ledger.usage(p, NOV).used()).isZero();
+        // a repeated refund answers its original answer
+        assertThat(ledger.refund(p, NOV, "d1", "r1", 2)).isEqualTo(new RefundDuplicate(early));
+        assertThat(ledger.refund(p, NOV, "d1", "r1", 3))
+                .isInstanceOfSatisfying(RefundRejected.class, r -> assertThat(r.reason())
+                        .isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT));
+    }
+
+    @Test
+    void aRefundOfADeductionMadeBeforeAResetLeavesTheNewUsageAlone() {
+        String p = pid("p");
+        ledger.setLimit(p, 10);
+        ledger.tryDeduct(p, NOV, 8, "d1");
+        ledger.refund(p, NOV, "d1", "r1", 2);
+        ledger.reset(p, NOV);
+        ledger.tryDeduct(p, NOV, 3, "d2");
+
+        // the reset already gave back everything used before it: the refund is recorded (its
+        // deduction's refunded total rises, its id is taken) but the usage after the reset stays
+        RefundResult late = ledger.refund(p, NOV, "d1", "r2", 5);
+        assertThat(late).isEqualTo(new RefundApplied(p, NOV, "d1", "r2", 5, 7, 8, 3));
+        assertThat(ledger.usage(p, NOV).used()).isEqualTo(3);
+        // refunds still never sum above the deduction
+        assertThat(ledger.refund(p, NOV, "d1", "r3", 2))
+                .isInstanceOfSatisfying(RefundRejected.class, r -> assertThat(r.reason())
+                        .isEqualTo(RefundResult.Reason.EXCEEDS_DEDUCTION));
+        // a deduction made after the reset is refunded as usual, and usage never goes below 0
+        assertThat(ledger.refund(p, NOV, "d2", "r4", 3)).isInstanceOf(RefundApplied.class);
+        assertThat(ledger.usage(p, NOV).used()).isZero();
+        assertThat(ledger.refund(p, NOV, "d1", "r5", 1)).isInstanceOf(RefundApplied.class);
+        assertThat(ledger.usage(p, NOV).used()).isZero();
     }
 
     @Test
@@ -323,22 +366,34 @@ public abstract class QuotaLedgerContract {
     }
 
     @Test
-    void aRefundIdReusedForAnotherAmountOrDeductionIsAConflict() {
+    void aRefundIdReusedForAnotherAmountIsAConflict() {
+        String p = pid("p");
+        ledger.setLimit(p, 10);
+        ledger.tryDeduct(p, NOV, 5, "d1");
+        ledger.refund(p, NOV, "d1", "r1", 2);
+
+        RefundResult otherAmount = ledger.refund(p, NOV, "d1", "r1", 3);
+
+        assertThat(((RefundRejected) otherAmount).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
+        PidPoolException e = ((RefundRejected) otherAmount).toException();
+        assertThat(e.code()).isEqualTo(ErrorCode.CONFLICT);
+        assertThat(e.field()).isEqualTo("refundId");
+        assertThat(ledger.usage(p, NOV).used()).isEqualTo(3);
+    }
+
+    @Test
+    void aRefundIdIsScopedToItsDeduction() {
         String p = pid("p");
         ledger.setLimit(p, 10);
         ledger.tryDeduct(p, NOV, 5, "d1");
         ledger.tryDeduct(p, NOV, 5, "d2");
-        ledger.refund(p, NOV, "d1", "r1", 2);
+        RefundApplied first = (RefundApplied) ledger.refund(p, NOV, "d1", "r1", 2);
 
-        RefundResult otherAmount = ledger.refund(p, NOV, "d1", "r1", 3);
         RefundResult otherDeduction = ledger.refund(p, NOV, "d2", "r1", 2);
 
-        assertThat(((RefundRejected) otherAmount).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
-        assertThat(((RefundRejected) otherDeduction).reason()).isEqualTo(RefundResult.Reason.REFUND_ID_CONFLICT);
-        PidPoolException e = ((RefundRejected) otherDeduction).toException();
-        assertThat(e.code()).isEqualTo(ErrorCode.CONFLICT);
-        assertThat(e.field()).isEqualTo("refundId");
-        assertThat(ledger.usage(p, NOV).used()).isEqualTo(8);
+        assertThat(otherDeduction).isEqualTo(new RefundApplied(p, NOV, "d2", "r1", 2, 2, 5, 6));
+        assertThat(ledger.refund(p, NOV, "d1", "r1", 2)).isEqualTo(new RefundDuplicate(first));
+        assertThat(ledger.usage(p, NOV).used()).isEqualTo(6);
     }
 
     @Test

@@ -147,11 +147,27 @@ public abstract class UsageLedgerContract extends RepositoryContract {
         ledger().recordRefund(refund("r1", "d1", "sdk-a", 3, 3));
 
         expectError(ErrorCode.CONFLICT, "refundId", () -> ledger().recordRefund(refund("r1", "d1", "sdk-a", 3, 4)));
-        expectError(ErrorCode.CONFLICT, "refundId", () -> ledger().recordRefund(refund("r1", "d2", "sdk-a", 4, 3)));
+        expectError(ErrorCode.CONFLICT, "refundId", () -> ledger().recordRefund(refund("r1", "d1", "sdk-b", 1, 3)));
 
         assertThat(ledger().findDeduction("d1").orElseThrow().refundedTotal()).isEqualTo(3);
-        assertThat(ledger().findDeduction("d2").orElseThrow().refundedTotal()).isZero();
         assertThat(ledger().progress("sdk-a")).contains(new SequenceProgress("sdk-a", 3, 3));
+        assertThat(ledger().progress("sdk-b")).isEmpty();
+    }
+
+    @Test
+    void aRefundIdIsScopedToItsDeduction() {
+        ledger().recordDeduction(deduction("d1", "u1", "sdk-a", 1, 10));
+        ledger().recordDeduction(deduction("d2", "u2", "sdk-a", 2, 10));
+        ledger().recordRefund(refund("r0", "d1", "sdk-a", 3, 3));
+
+        RefundReceipt other = ledger().recordRefund(refund("r0", "d2", "sdk-a", 4, 2));
+
+        assertThat(other).isEqualTo(new RefundReceipt(refund("r0", "d2", "sdk-a", 4, 2), 2, 10));
+        assertThat(ledger().recordRefund(refund("r0", "d2", "sdk-a", 4, 2))).isEqualTo(other);
+        assertThat(ledger().refundsOf("d1")).extracting(Refund::amount).containsExactly(3L);
+        assertThat(ledger().refundsOf("d2")).extracting(Refund::amount).containsExactly(2L);
+        assertThat(ledger().netUsage("u1", JULY)).isEqualTo(7);
+        assertThat(ledger().netUsage("u2", JULY)).isEqualTo(8);
     }
 
     @Test

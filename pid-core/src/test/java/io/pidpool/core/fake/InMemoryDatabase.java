@@ -6,6 +6,7 @@ import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.port.AuditEntry;
+import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.DeductionBalance;
 import io.pidpool.core.port.RefundReceipt;
@@ -52,6 +53,9 @@ public final class InMemoryDatabase {
     final Table<String, Assignment> assignments = new Table<>();
     final Table<SlotKey, SlotBinding> slots = new Table<>();
     final Table<BatchId, BatchRecord> batches = new Table<>();
+    /** Idempotency keys by "requestedBy\nkey". */
+    final Table<String, BatchKey> batchKeys = new Table<>();
+
     final Table<Long, AuditEntry> audit = new Table<>();
     final Table<String, DeductionBalance> deductions = new Table<>();
     final Table<String, RefundReceipt> refunds = new Table<>();

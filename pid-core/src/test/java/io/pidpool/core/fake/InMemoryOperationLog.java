@@ -5,7 +5,9 @@ import io.pidpool.core.error.Preconditions;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.StorageLimits;
@@ -36,6 +38,48 @@ public final class InMemoryOperationLog implements OperationLog {
             db.batches.put(batch.id(), batch);
             return null;
         });
+    }
+
+    @Override
+    public void append(BatchRecord batch, BatchKey key) {
+        Preconditions.requireNonNull(batch, "batch");
+        Preconditions.requireNonNull(key, IdempotencyKey.FIELD);
+        requireKeyOf(batch, key);
+        db.write(() -> {
+            append(batch);
+            String id = keyId(key.requestedBy(), key.key());
+            if (db.batchKeys.contains(id)) {
+                throw PidPoolException.conflict(
+                        IdempotencyKey.FIELD,
+                        "%s %s of %s was used before",
+                        IdempotencyKey.FIELD,
+                        key.key(),
+                        key.requestedBy());
+            }
+            db.batchKeys.put(id, key);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<BatchKey> findKey(String requestedBy, IdempotencyKey key) {
+        Preconditions.requireNonNull(requestedBy, "requestedBy");
+        Preconditions.requireNonNull(key, IdempotencyKey.FIELD);
+        return db.read(() -> db.batchKeys.find(keyId(requestedBy, key)));
+    }
+
+    /** The key must name the batch it is stored with. */
+    static void requireKeyOf(BatchRecord batch, BatchKey key) {
+        Preconditions.requireArgument(
+                key.batch().equals(batch.id()) && key.requestedBy().equals(batch.requestedBy()),
+                IdempotencyKey.FIELD,
+                "the idempotency key must name batch %s of %s",
+                batch.id(),
+                batch.requestedBy());
+    }
+
+    private static String keyId(String requestedBy, IdempotencyKey key) {
+        return requestedBy + "\n" + key.value();
     }
 
     @Override

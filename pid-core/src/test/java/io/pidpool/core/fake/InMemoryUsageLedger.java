@@ -50,7 +50,7 @@ public final class InMemoryUsageLedger implements UsageLedger {
     public RefundReceipt recordRefund(Refund refund) {
         Preconditions.requireNonNull(refund, "refund");
         return db.write(() -> {
-            RefundReceipt first = db.refunds.get(refund.id());
+            RefundReceipt first = db.refunds.get(refundKey(refund));
             if (first != null) {
                 if (first.refund().equals(refund)) {
                     return first;
@@ -76,7 +76,7 @@ public final class InMemoryUsageLedger implements UsageLedger {
             requireSequenceFree(refund.clientId(), refund.sequence());
             db.deductions.put(refund.deductionId(), new DeductionBalance(balance.deduction(), total));
             RefundReceipt receipt = new RefundReceipt(refund, total, amount);
-            db.refunds.put(refund.id(), receipt);
+            db.refunds.put(refundKey(refund), receipt);
             markSequence(refund.clientId(), refund.sequence(), refund.id());
             return receipt;
         });
@@ -165,5 +165,10 @@ public final class InMemoryUsageLedger implements UsageLedger {
             contiguous++;
         }
         db.clients.put(clientId, new SequenceProgress(clientId, contiguous, highest));
+    }
+
+    /** A refund id is unique per deduction, as in the database and in Redis. */
+    private static String refundKey(Refund refund) {
+        return refund.deductionId() + "\n" + refund.id();
     }
 }

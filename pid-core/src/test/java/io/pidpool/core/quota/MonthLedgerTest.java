@@ -7,6 +7,7 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The state machine's own shape: decide changes nothing, replay rebuilds, bad events are refused. */
@@ -101,14 +102,16 @@ class MonthLedgerTest {
     }
 
     @Test
-    void aResetForgetsTheMonth() {
+    void aResetZeroesTheUsageAndKeepsTheRecords() {
         MonthLedger ledger = new MonthLedger("p1", NOV);
         ledger.deduct("d1", 5, 10);
         ledger.refund("d1", "r1", 1);
 
         ledger.reset();
 
-        assertThat(ledger.snapshot()).isEqualTo(new MonthLedger("p1", NOV).snapshot());
-        assertThat(ledger.refund("d1", "r2", 1).applied()).isFalse();
+        assertThat(ledger.snapshot())
+                .isEqualTo(new MonthLedger.Snapshot(0, Map.of("d1", 5L), Map.of("d1", 1L), Map.of("d1:r1", "d1")));
+        assertThat(ledger.refund("d1", "r2", 1).applied()).isTrue();
+        assertThat(ledger.used()).isZero();
     }
 }

@@ -101,7 +101,8 @@ class QuotaLedgerProperties {
                 RefundResult result = model.refund(r.deductionId(), r.refundId(), r.amount());
                 assertThat(ledger.refund(PID, NOV, r.deductionId(), r.refundId(), r.amount()))
                         .isEqualTo(result);
-                Refund earlier = applied.get(r.refundId());
+                // a refund id is scoped to its deduction
+                Refund earlier = applied.get(r.deductionId() + ":" + r.refundId());
                 if (earlier != null) {
                     assertThat(result)
                             .isInstanceOf(
@@ -112,7 +113,7 @@ class QuotaLedgerProperties {
                     assertThat(((RefundResult.RefundRejected) result).reason())
                             .isEqualTo(RefundResult.Reason.UNKNOWN_DEDUCTION);
                 } else if (result instanceof RefundResult.RefundApplied) {
-                    applied.put(r.refundId(), r);
+                    applied.put(r.deductionId() + ":" + r.refundId(), r);
                 } else {
                     assertThat(((RefundResult.RefundRejected) result).reason())
                             .isEqualTo(RefundResult.Reason.EXCEEDS_DEDUCTION);

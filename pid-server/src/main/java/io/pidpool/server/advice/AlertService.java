@@ -105,6 +105,16 @@ public final class AlertService implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #raise} on this service's thread, for callers that must not wait for the store (the
+     * usage sync); if the store is down the alert is only logged.
+     */
+    public void raiseLater(Alert alert) {
+        requireNonNull(alert, "alert");
+        log.warn("{}", alert.message());
+        submit(() -> raise(alert));
+    }
+
     /** Opens {@code alert}, or counts one more occurrence of its open episode. */
     public AlertStore.Raised raise(Alert alert) {
         AlertStore.Raised raised = store.raise(ids.getAsLong(), alert, clock.instant());
@@ -142,7 +152,7 @@ public final class AlertService implements AutoCloseable {
     /**
      * Stores one evaluation of the alert rules: raises what holds (new episodes for new keys, one more
      * occurrence for open ones) and resolves what stopped holding. Also resolves one-off leader events
-     * older than {@link #LEADER_EVENT_TTL}.
+     * and usage ledger alerts not seen again for {@link #LEADER_EVENT_TTL}.
      */
     public void apply(AlertEvaluation evaluation) {
         for (Alert alert : evaluation.open()) {
@@ -153,9 +163,10 @@ public final class AlertService implements AutoCloseable {
         }
         Instant expired = clock.instant().minus(LEADER_EVENT_TTL);
         for (StoredAlert open : store.open()) {
-            if (open.alert().kind() == AlertKind.LEADER_EVENT
-                    && !open.key().endsWith(":unassignable")
-                    && open.lastSeen().isBefore(expired)) {
+            boolean oneOff = (open.alert().kind() == AlertKind.LEADER_EVENT
+                            && !open.key().endsWith(":unassignable"))
+                    || open.alert().kind() == AlertKind.USAGE_LEDGER;
+            if (oneOff && open.lastSeen().isBefore(expired)) {
                 resolve(open.key());
             }
         }

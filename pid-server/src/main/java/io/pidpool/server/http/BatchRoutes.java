@@ -1,8 +1,10 @@
 package io.pidpool.server.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.http.Context;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.port.BatchRecord;
@@ -18,6 +20,9 @@ import java.util.Objects;
  * when {@link OperatorApi#await} completes (final, or the timeout passed: then 202 with the current
  * status); no Jetty thread waits meanwhile, and all waiters of a server share one watch and one
  * poll ({@code BatchService}).
+ *
+ * <p>An {@code Idempotency-Key} header makes {@code POST /api/v1/batches} safe to retry: the same
+ * principal, key and request answer the batch the first request made (docs/http-api.md).
  */
 final class BatchRoutes implements ApiRoutes {
     static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
@@ -35,8 +40,11 @@ final class BatchRoutes implements ApiRoutes {
     public void register(Routes routes) {
         routes.post("/api/v1/batches", Access.WRITE, ctx -> {
             WaitSpec wait = waitSpec(ctx);
-            List<Operation> ops = RequestParser.batch(routes.readJson(ctx));
-            submitAndAnswer(ctx, ops, wait);
+            String header = ctx.header(IdempotencyKey.FIELD);
+            IdempotencyKey key = header == null ? null : new IdempotencyKey(header);
+            JsonNode body = routes.readJson(ctx);
+            List<Operation> ops = RequestParser.batch(body);
+            submitAndAnswer(ctx, ops, wait, key, key == null ? null : RequestFingerprint.of(body));
         });
         routes.get("/api/v1/batches", Access.READ, ctx -> {
             int limit = Params.limit(ctx, "limit", DEFAULT_LIST, MAX_LIST);
@@ -86,10 +94,16 @@ final class BatchRoutes implements ApiRoutes {
     }
 
     void submitAndAnswer(Context ctx, List<Operation> ops, WaitSpec wait) {
+        submitAndAnswer(ctx, ops, wait, null, null);
+    }
+
+    /** With an idempotency key ({@code null}: none) and the request's fingerprint. */
+    void submitAndAnswer(Context ctx, List<Operation> ops, WaitSpec wait, IdempotencyKey key, String fingerprint) {
         Principal principal = Routes.principal(ctx);
         // the batch-wide rules (total PIDs, a PID in two operations) before anything is recorded
         OperationBatch.pending(new BatchId(0), ops, principal.name(), Instant.EPOCH);
-        BatchId id = api.submit(ops, principal.name());
+        BatchId id =
+                key == null ? api.submit(ops, principal.name()) : api.submit(ops, principal.name(), key, fingerprint);
         ctx.header("Location", "/api/v1/batches/" + id);
         if (wait.waiting()) {
             ctx.future(() -> api.await(id, wait.timeout()).thenAccept(batch -> answerBatch(ctx, batch)));

@@ -2,6 +2,7 @@ package io.pidpool.server.http;
 
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
@@ -37,6 +38,15 @@ public interface OperatorApi {
      * @param requestedBy who asked (the token's name), for the audit trail
      */
     BatchId submit(List<Operation> operations, String requestedBy);
+
+    /**
+     * {@link #submit(List, String)} under the principal's idempotency key: the same key with the same
+     * {@code fingerprint} answers the batch the key made first (nothing new is recorded), another
+     * fingerprint is {@code CONFLICT} on {@code Idempotency-Key} (docs/http-api.md).
+     */
+    default BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+        throw io.pidpool.core.error.PidPoolException.illegalState("idempotency keys are not supported here");
+    }
 
     /** The batch as stored now (secrets sealed), if it exists. */
     Optional<BatchRecord> batch(BatchId id);

@@ -5,10 +5,12 @@ import io.pidpool.core.error.Preconditions;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.OperationType;
 import io.pidpool.core.model.SealedSecret;
+import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.SealedOperation;
@@ -72,6 +74,59 @@ final class JdbiOperationLog implements OperationLog {
             insertOperations(h, id, batch.operations());
             return null;
         });
+    }
+
+    @Override
+    public void append(BatchRecord batch, BatchKey key) {
+        Preconditions.requireNonNull(batch, "batch");
+        Preconditions.requireNonNull(key, IdempotencyKey.FIELD);
+        Preconditions.requireArgument(
+                key.batch().equals(batch.id()) && key.requestedBy().equals(batch.requestedBy()),
+                IdempotencyKey.FIELD,
+                "the idempotency key must name batch %s of %s",
+                batch.id(),
+                batch.requestedBy());
+        // MariaDB names every primary key PRIMARY: the field of a duplicate key is passed here
+        session.write(IdempotencyKey.FIELD, h -> {
+            append(batch);
+            if (findKey(h, key.requestedBy(), key.key()).isPresent()) {
+                throw PidPoolException.conflict(
+                        IdempotencyKey.FIELD,
+                        "%s %s of %s was used before",
+                        IdempotencyKey.FIELD,
+                        key.key(),
+                        key.requestedBy());
+            }
+            // a concurrent submit with the same key waits on this row and then fails on the key
+            h.createUpdate("INSERT INTO op_batch_key (requested_by, idem_key, fingerprint, batch_id)"
+                            + " VALUES (:by, :key, :fingerprint, :batch)")
+                    .bind("by", key.requestedBy())
+                    .bind("key", key.key().value())
+                    .bind("fingerprint", key.fingerprint())
+                    .bind("batch", key.batch().value())
+                    .execute();
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<BatchKey> findKey(String requestedBy, IdempotencyKey key) {
+        Preconditions.requireNonNull(requestedBy, "requestedBy");
+        Preconditions.requireNonNull(key, IdempotencyKey.FIELD);
+        return session.read(h -> findKey(h, requestedBy, key));
+    }
+
+    private static Optional<BatchKey> findKey(Handle h, String requestedBy, IdempotencyKey key) {
+        return h.createQuery("SELECT requested_by, idem_key, fingerprint, batch_id FROM op_batch_key"
+                        + " WHERE requested_by = :by AND idem_key = :key")
+                .bind("by", requestedBy)
+                .bind("key", key.value())
+                .map((rs, ctx) -> new BatchKey(
+                        rs.getString("requested_by"),
+                        new IdempotencyKey(rs.getString("idem_key")),
+                        rs.getString("fingerprint"),
+                        new BatchId(rs.getLong("batch_id"))))
+                .findOne();
     }
 
     @Override

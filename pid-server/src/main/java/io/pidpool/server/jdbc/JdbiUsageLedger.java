@@ -30,6 +30,9 @@ import org.jdbi.v3.core.Handle;
  * refunds of one deduction from different clients are serialised too and can never sum above it;
  * the CHECK {@code refunded_total <= amount} is the last line. Locks are always taken client first,
  * deduction second, so two events cannot deadlock on them.
+ *
+ * <p>A refund id is unique per deduction (key {@code (deduction_id, refund_id)}, migration V9), the
+ * same scope as in Redis (docs/quota.md §5a).
  */
 final class JdbiUsageLedger implements UsageLedger {
     private static final int PAGE = 1_000;
@@ -81,7 +84,8 @@ final class JdbiUsageLedger implements UsageLedger {
             SequenceProgress progress = lockClient(h, refund.clientId());
             Optional<RefundReceipt> first = h.createQuery("SELECT " + REFUND_COLUMNS + ", d.amount AS deduction_amount"
                             + " FROM usage_refund r JOIN usage_deduction d ON d.deduction_id = r.deduction_id"
-                            + " WHERE r.refund_id = :id")
+                            + " WHERE r.deduction_id = :deduction AND r.refund_id = :id")
+                    .bind("deduction", refund.deductionId())
                     .bind("id", refund.id())
                     .map((rs, ctx) -> new RefundReceipt(
                             refundRow(rs), rs.getLong("refunded_after"), rs.getLong("deduction_amount")))

@@ -3,12 +3,15 @@ package io.pidpool.server.leader;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.AuditEntry;
+import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.NotifySignal;
@@ -87,19 +90,59 @@ public final class BatchService {
      * nothing (e.g. {@link BatchValidator#check}).
      */
     public BatchId submit(List<Operation> operations, String requestedBy, Consumer<List<Operation>> check) {
+        return submit(operations, requestedBy, check, null, null);
+    }
+
+    /**
+     * {@link #submit(List, String, Consumer)} under an idempotency key of {@code requestedBy}: the
+     * first request with the key records the batch and the key in one transaction; a later one (a
+     * retry, also through another server, also concurrent) gets that batch's id and records nothing,
+     * if its {@code fingerprint} is the first one's. Keys are per principal and kept as long as their
+     * batch (docs/http-api.md, "Idempotency keys").
+     *
+     * @param key {@code null}: no key (then {@code fingerprint} is ignored)
+     * @param fingerprint what identifies the request (64 hex characters), e.g. a SHA-256 of it
+     * @throws io.pidpool.core.error.PidPoolException as the other submit, and {@code CONFLICT} on
+     *     {@code Idempotency-Key} when the principal used the key for another request (nothing stored)
+     */
+    public BatchId submit(
+            List<Operation> operations,
+            String requestedBy,
+            Consumer<List<Operation>> check,
+            IdempotencyKey key,
+            String fingerprint) {
         requireNonNull(operations, "operations");
         requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
+        if (key != null) {
+            Optional<BatchId> earlier = earlier(requestedBy, key, fingerprint);
+            if (earlier.isPresent()) {
+                return earlier.get(); // a retry: the batch is recorded, and the leader knows of it
+            }
+        }
         BatchId id = new BatchId(ids.getAsLong());
         OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
         BatchRecord record = BatchRecord.pending(batch, sealer);
+        BatchKey batchKey = key == null ? null : new BatchKey(requestedBy, key, fingerprint, id);
         AuditEntry audit = new AuditEntry(
                 ids.getAsLong(), clock.instant(), requestedBy, "batch.accepted", id.toString(), summary(operations));
-        repos.transactor().useTransaction(() -> {
-            check.accept(batch.operations());
-            repos.operations().append(record);
-            repos.audit().append(audit);
-        });
+        try {
+            repos.transactor().useTransaction(() -> {
+                check.accept(batch.operations());
+                if (batchKey == null) {
+                    repos.operations().append(record);
+                } else {
+                    repos.operations().append(record, batchKey);
+                }
+                repos.audit().append(audit);
+            });
+        } catch (PidPoolException e) {
+            if (key != null && e.code() == ErrorCode.CONFLICT && IdempotencyKey.FIELD.equals(e.field())) {
+                // a concurrent request with the same key committed first: answer with its batch
+                return earlier(requestedBy, key, fingerprint).orElseThrow(() -> e);
+            }
+            throw e;
+        }
         try {
             notify.accept(new NotifySignal(NotifySignal.Phase.DEALING, id));
         } catch (RuntimeException e) {
@@ -107,6 +150,20 @@ public final class BatchService {
             log.warn("batch {} recorded, but /notify could not be raised: {}", id, e.getMessage());
         }
         return id;
+    }
+
+    /** The batch {@code requestedBy} made with {@code key}, if the request is the same; else CONFLICT. */
+    private Optional<BatchId> earlier(String requestedBy, IdempotencyKey key, String fingerprint) {
+        Optional<BatchKey> stored = repos.operations().findKey(requestedBy, key);
+        if (stored.isPresent() && !stored.get().fingerprint().equals(fingerprint)) {
+            throw PidPoolException.conflict(
+                    IdempotencyKey.FIELD,
+                    "%s '%s' was used for batch %s with another request; use a new key for a new batch",
+                    IdempotencyKey.FIELD,
+                    key,
+                    stored.get().batch());
+        }
+        return stored.map(BatchKey::batch);
     }
 
     private static String summary(List<Operation> operations) {

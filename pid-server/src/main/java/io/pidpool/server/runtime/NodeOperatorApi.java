@@ -3,6 +3,7 @@ package io.pidpool.server.runtime;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.port.AuditEntry;
@@ -88,6 +89,11 @@ final class NodeOperatorApi implements OperatorApi {
     @Override
     public BatchId submit(List<Operation> operations, String requestedBy) {
         return node.batches().submit(operations, requestedBy, validator::check);
+    }
+
+    @Override
+    public BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+        return node.batches().submit(operations, requestedBy, validator::check, key, fingerprint);
     }
 
     @Override

@@ -172,7 +172,8 @@ public final class PidServer implements AutoCloseable {
             startNode(node);
             if (config.worker().enabled()) {
                 lifecycle.requireOpen("pid-worker");
-                UsageSyncService sync = UsageWiring.sync(config, client, database, clock, WORKER_GROUP);
+                UsageSyncService sync =
+                        UsageWiring.sync(config, client, database, clock, WORKER_GROUP, advice.alerts()::raiseLater);
                 workers = lifecycle.add("pid-worker", startWorkers(sync.handlers()));
                 usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }

@@ -1,6 +1,7 @@
 package io.pidpool.server.runtime;
 
 import io.pidpool.client.quota.QuotaKeys;
+import io.pidpool.core.advice.Alert;
 import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.config.ServerConfig;
@@ -15,6 +16,7 @@ import io.pidpool.worker.task.JdbiTaskStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
+import java.util.function.Consumer;
 import org.redisson.api.RedissonClient;
 
 /** Builds the usage parts of a {@link PidServer} from its configuration (kept out of the server class). */
@@ -28,7 +30,12 @@ final class UsageWiring {
 
     /** The ledger sync over the server's Redis client, database and worker group (not started). */
     static UsageSyncService sync(
-            ServerConfig config, RedissonClient redisson, Database database, Clock clock, String group) {
+            ServerConfig config,
+            RedissonClient redisson,
+            Database database,
+            Clock clock,
+            String group,
+            Consumer<Alert> alerts) {
         return new UsageSyncService(
                 redisson,
                 keys(config),
@@ -36,7 +43,8 @@ final class UsageWiring {
                 JdbiTaskStore.create(database.dataSource()),
                 group,
                 clock,
-                Duration.ofMillis(config.monitoring().syncIntervalMs()));
+                Duration.ofMillis(config.monitoring().syncIntervalMs()),
+                alerts);
     }
 
     /**

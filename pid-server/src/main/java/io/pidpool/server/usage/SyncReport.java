@@ -15,9 +15,12 @@ import java.util.List;
  *     their events were gone
  * @param alerts gaps that could not be filled from the stream (alert-worthy)
  * @param orphans events that could not be written (refund of an unknown deduction, content
- *     conflicts); acknowledged anyway so the shard is not blocked, and logged
+ *     conflicts); acknowledged anyway so the shard is not blocked, logged, raised as an alert, and
+ *     reconciled: the ledger catches up from the PID-month's records in Redis
  * @param caughtUp whether the pass reached the end of the stream (gap checks only run then)
  * @param incarnationChanged the shard's sequence incarnation differs from the one seen last pass
+ * @param stillDrifting PID-months of orphaned events whose records in Redis and the ledger still
+ *     differ after the ledger caught up from Redis (one line each, with the first difference)
  */
 public record SyncReport(
         int shard,
@@ -32,10 +35,44 @@ public record SyncReport(
         List<GapAlert> alerts,
         List<String> orphans,
         boolean caughtUp,
-        boolean incarnationChanged) {
+        boolean incarnationChanged,
+        List<String> stillDrifting) {
     public SyncReport {
         alerts = List.copyOf(alerts);
         orphans = List.copyOf(orphans);
+        stillDrifting = List.copyOf(stillDrifting);
+    }
+
+    /** A report without ledger drift (the form every pass had before drift was reconciled). */
+    public SyncReport(
+            int shard,
+            String incarnation,
+            int eventsRead,
+            int recorded,
+            int duplicates,
+            int resets,
+            int streamGaps,
+            int compensatedFromStream,
+            int recoveredFromRecords,
+            List<GapAlert> alerts,
+            List<String> orphans,
+            boolean caughtUp,
+            boolean incarnationChanged) {
+        this(
+                shard,
+                incarnation,
+                eventsRead,
+                recorded,
+                duplicates,
+                resets,
+                streamGaps,
+                compensatedFromStream,
+                recoveredFromRecords,
+                alerts,
+                orphans,
+                caughtUp,
+                incarnationChanged,
+                List.of());
     }
 
     /** Whether an operator should look: unfillable gaps, orphans or a lost sequence hash. */

@@ -235,6 +235,9 @@ public final class UsageLedgerSync {
             }
             log.trim(shard);
         }
+        if (!p.orphans.isEmpty()) {
+            p.reconcileDrift();
+        }
         for (GapAlert alert : p.alerts) {
             LOG.warn(
                     "usage shard {}: events {}..{} of client {} (incarnation {}) are neither in the database nor in"
@@ -258,7 +261,8 @@ public final class UsageLedgerSync {
                 p.alerts,
                 p.orphans,
                 caughtUp,
-                incarnationChanged);
+                incarnationChanged,
+                List.copyOf(p.stillDrifting));
     }
 
     /** Step 3: the database's missing numbers up to each head, looked up in the stream. */
@@ -337,6 +341,10 @@ public final class UsageLedgerSync {
         final List<GapAlert> alerts = new ArrayList<>();
         final List<String> orphans = new ArrayList<>();
         final Set<QuotaMonth> months = new HashSet<>();
+        /** PID-months of orphaned events: the ledger catches up with their month records. */
+        final Set<Map.Entry<String, QuotaMonth>> drifted = new java.util.LinkedHashSet<>();
+        /** PID-months whose records still disagree after that catch-up. */
+        final List<String> stillDrifting = new ArrayList<>();
 
         Pass(int shard, ShardState state) {
             this.shard = shard;
@@ -425,6 +433,69 @@ public final class UsageLedgerSync {
             String what = e.changeKey() + " (seq " + e.sequence() + " of " + e.clientId() + "): " + ex.getMessage();
             LOG.warn("usage shard {}: event not recorded: {}", shard, what);
             orphans.add(what);
+            drifted.add(Map.entry(e.pid(), e.month()));
+        }
+
+        /**
+         * An event the ledger refused leaves the ledger behind Redis: catch up from the month records
+         * of every PID-month concerned (what Redis has and the ledger lacks is written under the
+         * recovery client), then compare them deduction by deduction; what still differs is reported
+         * in {@link SyncReport#stillDrifting()}.
+         */
+        void reconcileDrift() {
+            for (Map.Entry<String, QuotaMonth> pm : drifted) {
+                try {
+                    recoverMonth(pm.getKey(), pm.getValue());
+                } catch (PidPoolException ex) {
+                    if (ex.code() == ErrorCode.UNAVAILABLE) {
+                        throw ex;
+                    }
+                    LOG.warn(
+                            "usage shard {}: could not catch up {} in {} from Redis: {}",
+                            shard,
+                            pm.getKey(),
+                            pm.getValue(),
+                            ex.getMessage());
+                }
+                Optional<String> difference = difference(pm.getKey(), pm.getValue());
+                difference.ifPresent(d -> {
+                    LOG.error(
+                            "usage shard {}: the ledger still differs from Redis for {} in {}: {}",
+                            shard,
+                            pm.getKey(),
+                            pm.getValue(),
+                            d);
+                    stillDrifting.add(pm.getKey() + " " + pm.getValue() + ": " + d);
+                });
+            }
+        }
+
+        /** The first deduction whose amount or refunded total differs between Redis and the ledger. */
+        private Optional<String> difference(String pid, QuotaMonth month) {
+            RMap<String, String> hash = redisson.getMap(keys.usage(pid, month), StringCodec.INSTANCE);
+            for (Map.Entry<String, String> f : hash.entrySet(1_000)) {
+                if (!f.getKey().startsWith("d:")) {
+                    continue;
+                }
+                String did = f.getKey().substring(2);
+                String[] v = f.getValue().split("\\|");
+                long amount = Long.parseLong(v[0]);
+                long refunded = Long.parseLong(v[3]);
+                Optional<DeductionBalance> stored = ledger.findDeduction(did);
+                if (stored.isEmpty()) {
+                    return Optional.of("deduction " + did + " is not in the ledger");
+                }
+                DeductionBalance b = stored.get();
+                if (!b.deduction().pidId().equals(pid)
+                        || b.deduction().amount() != amount
+                        || b.refundedTotal() != refunded) {
+                    return Optional.of("deduction " + did + ": Redis " + amount + " refunded " + refunded
+                            + ", ledger " + b.deduction().pidId() + " "
+                            + b.deduction().amount() + " refunded "
+                            + b.refundedTotal());
+                }
+            }
+            return Optional.empty();
         }
 
         /** Step 4: what the month hashes of this shard hold and the database lacks. */
@@ -463,12 +534,16 @@ public final class UsageLedgerSync {
                 String[] v = r.getValue().split("\\|");
                 String did = v[0];
                 long amount = Long.parseLong(v[1]);
-                boolean known = ledger.refundsOf(did).stream().anyMatch(x -> x.id().equals(r.getKey()));
+                // r:<deductionId>:<refundId>, or r:<refundId> when written before refund ids were
+                // scoped to their deduction (ids never contain ':')
+                String field = r.getKey();
+                String rid = field.startsWith(did + ":") ? field.substring(did.length() + 1) : field;
+                boolean known = ledger.refundsOf(did).stream().anyMatch(x -> x.id().equals(rid));
                 if (known || ledger.findDeduction(did).isEmpty()) {
                     continue;
                 }
                 recordWithNextSequence(seq -> ledger.recordRefund(
-                        new Refund(r.getKey(), did, recoveryClientId(shard), seq, amount, clock.instant())));
+                        new Refund(rid, did, recoveryClientId(shard), seq, amount, clock.instant())));
                 recovered++;
             }
         }

@@ -5,6 +5,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.client.quota.QuotaKeys;
 import io.pidpool.client.quota.UsageEventLog;
+import io.pidpool.core.advice.Alert;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.UsageLedger;
 import io.pidpool.worker.task.TaskHandler;
@@ -17,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +51,8 @@ public final class UsageSyncService implements AutoCloseable {
     private final AtomicLong recorded = new AtomicLong();
     private final AtomicLong attention = new AtomicLong();
     private final AtomicLong topUps = new AtomicLong();
+    private final Clock clock;
+    private final Consumer<Alert> alerts;
 
     /**
      * @param redisson the server's client (caller-owned, {@code StringCodec})
@@ -66,7 +70,25 @@ public final class UsageSyncService implements AutoCloseable {
             String group,
             Clock clock,
             Duration interval) {
+        this(redisson, keys, ledger, store, group, clock, interval, alert -> {});
+    }
+
+    /**
+     * As above; {@code alerts} receives the alert of every pass whose events the ledger refused
+     * ({@link UsageLedgerAlerts}), e.g. {@code AlertService::raiseLater}. It must not block.
+     */
+    public UsageSyncService(
+            RedissonClient redisson,
+            QuotaKeys keys,
+            UsageLedger ledger,
+            TaskStore store,
+            String group,
+            Clock clock,
+            Duration interval,
+            Consumer<Alert> alerts) {
         requireNonNull(redisson, "redisson");
+        this.clock = requireNonNull(clock, "clock");
+        this.alerts = requireNonNull(alerts, "alerts");
         this.keys = requireNonNull(keys, "keys");
         this.interval = requireNonNull(interval, "interval");
         requireArgument(!interval.isNegative() && !interval.isZero(), "interval", "must be positive, was %s", interval);
@@ -131,6 +153,13 @@ public final class UsageSyncService implements AutoCloseable {
         if (report.alertWorthy()) {
             attention.incrementAndGet();
         }
+        UsageLedgerAlerts.of(report, clock.instant()).ifPresent(alert -> {
+            try {
+                alerts.accept(alert);
+            } catch (RuntimeException e) {
+                LOG.warn("usage sync: could not raise alert {}: {}", alert.key(), e.getMessage());
+            }
+        });
     }
 
     /** Sync passes run by this server. */

@@ -25,6 +25,7 @@ final class TestDatabase implements AutoCloseable {
             "op_pid_attribute",
             "op_pid",
             "op_operation",
+            "op_batch_key",
             "op_batch",
             "audit_log",
             "usage_refund",

@@ -65,6 +65,17 @@ class BatchServiceTest {
             }
 
             @Override
+            public void append(BatchRecord batch, io.pidpool.core.port.BatchKey key) {
+                log.append(batch, key);
+            }
+
+            @Override
+            public Optional<io.pidpool.core.port.BatchKey> findKey(
+                    String requestedBy, io.pidpool.core.model.IdempotencyKey key) {
+                return log.findKey(requestedBy, key);
+            }
+
+            @Override
             public Optional<BatchRecord> find(BatchId id) {
                 finds.incrementAndGet();
                 return log.find(id);

@@ -209,6 +209,96 @@ class OperatorApiIT {
         assertThat(batch.path("status").asText()).isEqualTo("DEALED");
     }
 
+    // ------------------------------------------------------------ idempotency keys
+
+    @Test
+    void aRetriedBatchWithTheSameIdempotencyKeyIsTheSameBatchAppliedOnce() {
+        String key = "reset-" + UUID.randomUUID();
+        String body = ops("{\"type\": \"RESET_QUOTA\", \"pids\": [\"u2\"]}");
+        int before = repos.operations().recent(1000).size();
+
+        JsonNode first = assertDealed(postKeyed(followerBase, OPERATOR, key, body));
+        // the response was lost; the client retries, here through the other server
+        HttpResponse<String> retry = postKeyed(leaderBase, OPERATOR, key, body);
+        JsonNode again = assertDealed(retry);
+
+        assertThat(again.path("id").asText()).isEqualTo(first.path("id").asText());
+        assertThat(again).isEqualTo(first);
+        assertThat(retry.headers().firstValue("Location"))
+                .hasValue("/api/v1/batches/" + first.path("id").asText());
+        assertThat(repos.operations().recent(1000)).hasSize(before + 1);
+
+        // the same key with another body: refused, nothing changes
+        HttpResponse<String> other =
+                postKeyed(followerBase, OPERATOR, key, ops("{\"type\": \"RESET_QUOTA\", \"pids\": [\"u3\"]}"));
+        assertThat(other.statusCode()).as(other.body()).isEqualTo(409);
+        JsonNode error = readTree(other.body());
+        assertThat(error.path("field").asText()).isEqualTo("Idempotency-Key");
+        assertThat(error.path("error").asText()).contains(first.path("id").asText());
+        assertThat(repos.operations().recent(1000)).hasSize(before + 1);
+
+        // keys belong to the token's name: another principal's same key is another batch
+        JsonNode admins = assertDealed(postKeyed(followerBase, ADMIN, key, body));
+        assertThat(admins.path("id").asText()).isNotEqualTo(first.path("id").asText());
+        assertThat(repos.operations().recent(1000)).hasSize(before + 2);
+    }
+
+    @Test
+    void twoConcurrentSubmissionsWithOneIdempotencyKeyMakeOneBatch() {
+        for (int round = 0; round < 5; round++) {
+            String key = "twice-" + round + "-" + UUID.randomUUID();
+            String body = ops("{\"type\": \"RESET_QUOTA\", \"pids\": [\"u1\"]}");
+            int before = repos.operations().recent(1000).size();
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            List<CompletableFuture<HttpResponse<String>>> both = Stream.of(followerBase, leaderBase)
+                    .map(base -> CompletableFuture.supplyAsync(() -> {
+                        try {
+                            go.await();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                        return postKeyed(base, OPERATOR, key, body);
+                    }))
+                    .toList();
+            go.countDown();
+
+            List<String> ids = both.stream()
+                    .map(f -> assertDealed(f.join()).path("id").asText())
+                    .toList();
+            assertThat(ids.get(0)).isEqualTo(ids.get(1));
+            assertThat(repos.operations().recent(1000)).hasSize(before + 1);
+        }
+    }
+
+    @Test
+    void aMalformedIdempotencyKeyIsRefusedNamingTheHeader() {
+        int before = repos.operations().recent(1000).size();
+        for (String bad : List.of("has space", "x".repeat(129), "semi;colon", "a/b")) {
+            HttpResponse<String> r =
+                    postKeyed(followerBase, OPERATOR, bad, ops("{\"type\": \"RESET_QUOTA\", \"pids\": [\"u1\"]}"));
+            assertThat(r.statusCode()).as(bad + ": " + r.body()).isEqualTo(400);
+            assertThat(readTree(r.body()).path("field").asText()).isEqualTo("Idempotency-Key");
+        }
+        assertThat(repos.operations().recent(1000)).hasSize(before);
+    }
+
+    HttpResponse<String> postKeyed(String base, String token, String key, String body) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/api/v1/batches?wait=true"))
+                .timeout(Duration.ofSeconds(60))
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", json())
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        try {
+            return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Test
     void concurrentWaitersOnTheFollowerAllGetTheirBatchDealed() {
         List<CompletableFuture<HttpResponse<String>>> posts = IntStream.range(0, 8)

@@ -9,8 +9,13 @@ import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.client.quota.UsageEvent;
 import io.pidpool.client.quota.UsageEventLog;
 import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.core.advice.Alert;
+import io.pidpool.core.advice.AlertKind;
+import io.pidpool.core.advice.Severity;
 import io.pidpool.core.port.DeductionBalance;
 import io.pidpool.core.port.Refund;
+import io.pidpool.core.port.UsageLedger;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -236,6 +241,126 @@ class UsageLedgerSyncIT {
             assertThat(next.recoveredFromRecords()).isZero();
             assertThat(f.ledger.netUsage(pid, f.month.value())).isEqualTo(52);
         }
+    }
+
+    @Test
+    void oneRefundIdOnTwoPidsAndTwoDeductionsReachesTheLedgerAndTheFiguresAgree() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            List<String> pids = pids(f, 2);
+            String a = pids.get(0);
+            String b = pids.get(1);
+            assertThat(f.quota.tryDeduct(a, f.month, 10, "ra-1").granted()).isTrue();
+            assertThat(f.quota.tryDeduct(a, f.month, 4, "ra-2").granted()).isTrue();
+            assertThat(f.quota.tryDeduct(b, f.month, 10, "rb-1").granted()).isTrue();
+            // "r0" is the first refund of each permit: one refund id, three deductions, two PIDs
+            assertThat(f.quota.refund(a, f.month, "ra-1", "r0", 1).applied()).isTrue();
+            assertThat(f.quota.refund(b, f.month, "rb-1", "r0", 1).applied()).isTrue();
+            assertThat(f.quota.refund(a, f.month, "ra-2", "r0", 2).applied()).isTrue();
+            // a retry is still a duplicate, and another amount under the same id is still refused
+            assertThat(f.quota.refund(a, f.month, "ra-1", "r0", 1))
+                    .isInstanceOf(io.pidpool.core.quota.RefundResult.RefundDuplicate.class);
+            assertThat(f.quota.refund(a, f.month, "ra-1", "r0", 3))
+                    .isInstanceOfSatisfying(
+                            io.pidpool.core.quota.RefundResult.RefundRejected.class, r -> assertThat(r.reason())
+                                    .isEqualTo(io.pidpool.core.quota.RefundResult.Reason.REFUND_ID_CONFLICT));
+
+            List<SyncReport> reports = f.sync().syncAll();
+
+            assertThat(reports)
+                    .allSatisfy(r -> assertThat(r.orphans()).as(r.toString()).isEmpty());
+            assertThat(f.ledger.refundsOf("rb-1")).extracting(Refund::id).containsExactly("r0");
+            assertThat(f.ledger.refundsOf("ra-2")).extracting(Refund::id).containsExactly("r0");
+            Map<String, Long> ledger = f.ledger.netUsageByPid(f.month.value());
+            assertThat(ledger).isEqualTo(Map.of(a, 11L, b, 9L));
+            assertThat(f.redisUsed(ledger.keySet())).isEqualTo(ledger);
+        }
+    }
+
+    @Test
+    void aRefusedEventRaisesAnAlertAndTheLedgerCatchesUpFromRedis() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            String pid = pids(f, 1).get(0);
+            int shard = f.keys.shardOf(pid);
+            f.quota.tryDeduct(pid, f.month, 10, "q1");
+            f.quota.refund(pid, f.month, "q1", "r0", 4);
+            // the ledger refuses the refund's event once (as the old global refund-id key did)
+            AtomicBoolean refused = new AtomicBoolean();
+            UsageLedger refusingOnce = refusing(f.ledger, r -> refused.compareAndSet(false, true));
+            List<Alert> alerts = new ArrayList<>();
+            var store = new io.pidpool.worker.task.InMemoryTaskStore();
+            UsageSyncService service = new UsageSyncService(
+                    f.redisson, f.keys, refusingOnce, store, "usage", f.clock, Duration.ofSeconds(1), alerts::add);
+
+            runTaskOf(service, store, shard);
+
+            assertThat(refused).isTrue();
+            assertThat(f.ledger.refundsOf("q1")).extracting(Refund::id).containsExactly("r0");
+            assertThat(f.ledger.netUsage(pid, f.month.value()))
+                    .isEqualTo(6)
+                    .isEqualTo(f.quota.usage(pid, f.month).used());
+            assertThat(alerts).singleElement().satisfies(a -> {
+                assertThat(a.key()).isEqualTo("USAGE_LEDGER:shard-" + shard);
+                assertThat(a.kind()).isEqualTo(AlertKind.USAGE_LEDGER);
+                assertThat(a.severity()).isEqualTo(Severity.WARNING);
+                assertThat(a.message()).contains("r0").contains("agrees with it again");
+            });
+            service.close();
+        }
+    }
+
+    @Test
+    void aDeductionIdReusedOnAnotherPidIsDriftTheLedgerCannotTakeAndRaisesACriticalAlert() {
+        try (UsageFixture f = new UsageFixture(RedisSupport.sharedUrl(), false)) {
+            List<String> pids = pids(f, 2);
+            // Redis keeps deductions per PID and month, the ledger by id: ids must be unique per cluster
+            f.quota.tryDeduct(pids.get(0), f.month, 5, "same");
+            f.quota.tryDeduct(pids.get(1), f.month, 3, "same");
+            List<Alert> alerts = new ArrayList<>();
+            var store = new io.pidpool.worker.task.InMemoryTaskStore();
+            UsageSyncService service = new UsageSyncService(
+                    f.redisson, f.keys, f.ledger, store, "usage", f.clock, Duration.ofSeconds(1), alerts::add);
+
+            runTaskOf(service, store, f.keys.shardOf(pids.get(0)));
+            if (f.keys.shardOf(pids.get(1)) != f.keys.shardOf(pids.get(0))) {
+                runTaskOf(service, store, f.keys.shardOf(pids.get(1)));
+            }
+
+            assertThat(alerts).singleElement().satisfies(a -> {
+                assertThat(a.severity()).isEqualTo(Severity.CRITICAL);
+                assertThat(a.message()).contains("still differs").contains("same");
+            });
+            service.close();
+        }
+    }
+
+    /** Runs the pending sync task of {@code shard} through the service's handler. */
+    private static void runTaskOf(UsageSyncService service, io.pidpool.worker.task.InMemoryTaskStore store, int shard) {
+        service.tasks().ensurePending();
+        var task = store.all().stream()
+                .filter(t -> t.body().equals(Integer.toString(shard)))
+                .findFirst()
+                .orElseThrow();
+        try {
+            service.handlers().get(UsageSyncTasks.TYPE).handle(task);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@code ledger}, but refunds for which {@code refuse} answers true are refused as conflicts. */
+    private static UsageLedger refusing(UsageLedger ledger, java.util.function.Predicate<Refund> refuse) {
+        return (UsageLedger) java.lang.reflect.Proxy.newProxyInstance(
+                UsageLedger.class.getClassLoader(), new Class<?>[] {UsageLedger.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("recordRefund") && refuse.test((Refund) args[0])) {
+                        throw io.pidpool.core.error.PidPoolException.conflict(
+                                "refundId", "refund %s was recorded with other content", ((Refund) args[0]).id());
+                    }
+                    try {
+                        return method.invoke(ledger, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     @Test
