@@ -56,6 +56,7 @@ public final class SingleFlightEngine {
     private final Executor executor;
     private final Duration maxWait;
     private final ConcurrentMap<String, CompletableFuture<byte[]>> flights = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicInteger waiting = new java.util.concurrent.atomic.AtomicInteger();
     private volatile Consumer<FlightState> transitions = s -> {};
 
     /**
@@ -88,7 +89,11 @@ public final class SingleFlightEngine {
         requirePositive(retention, "retention");
         requireNonNull(work, "work");
         Flight[] created = new Flight[1];
-        CompletableFuture<byte[]> shared = flights.computeIfAbsent(key, k -> {
+        // a finished flight may still be mapped (its removal runs after its callers are woken): replace it
+        CompletableFuture<byte[]> shared = flights.compute(key, (k, existing) -> {
+            if (existing != null && !existing.isDone()) {
+                return existing;
+            }
             created[0] = new Flight(k, retention, work);
             return created[0].done;
         });
@@ -102,6 +107,11 @@ public final class SingleFlightEngine {
     /** Keys with a flight in progress in this process. */
     public int inFlight() {
         return flights.size();
+    }
+
+    /** Flights of this process waiting for another participant's result now. */
+    public int waiting() {
+        return waiting.get();
     }
 
     /** Test hook: every state change of every flight is reported here, on the flight's thread. */
@@ -154,6 +164,11 @@ public final class SingleFlightEngine {
 
         void move(FlightState next) {
             requireState(next.canFollow(state), "single-flight '%s': %s may not follow %s", key, next, state);
+            if (state == FlightState.WAITING) {
+                waiting.decrementAndGet();
+            } else if (next == FlightState.WAITING) {
+                waiting.incrementAndGet();
+            }
             state = next;
             transitions.accept(next);
         }
