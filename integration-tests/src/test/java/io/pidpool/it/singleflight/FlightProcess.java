@@ -87,13 +87,17 @@ public final class FlightProcess implements AutoCloseable {
     }
 
     /** SIGKILL; returns once the process is gone. */
-    public void kill() throws InterruptedException {
+    public void kill() {
         process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
             kill();
         }

@@ -62,7 +62,8 @@ public final class SingleFlightMain {
                             w[1],
                             Integer.parseInt(w[2]),
                             Long.parseLong(w[3]),
-                            "from-" + ProcessHandle.current().pid());
+                            "from-" + ProcessHandle.current().pid(),
+                            SingleFlightMain::say);
                 }
             }
         }
@@ -70,9 +71,16 @@ public final class SingleFlightMain {
 
     /**
      * Fires {@code requests} concurrent requests for {@code key} (released together), each with a
-     * work that takes {@code workMs}; reports RAN and ANSWERED lines; returns when all are answered.
+     * work that takes {@code workMs}; reports RAN and ANSWERED lines (without the marker) to {@code
+     * out}; returns when all are answered.
      */
-    public static void fire(SingleFlight flights, String key, int requests, long workMs, String payload)
+    public static void fire(
+            SingleFlight flights,
+            String key,
+            int requests,
+            long workMs,
+            String payload,
+            java.util.function.Consumer<String> out)
             throws InterruptedException {
         CountDownLatch go = new CountDownLatch(1);
         CountDownLatch answered = new CountDownLatch(requests);
@@ -83,11 +91,11 @@ public final class SingleFlightMain {
                     CompletableFuture<byte[]> f = flights.submit(key, Duration.ofMinutes(5), () -> {
                         long start = micros();
                         Thread.sleep(workMs);
-                        say("RAN " + key + " " + start + " " + micros());
+                        out.accept("RAN " + key + " " + start + " " + micros());
                         return payload.getBytes(StandardCharsets.UTF_8);
                     });
                     f.whenComplete((v, e) -> {
-                        say("ANSWERED " + key + " " + micros() + " " + (e == null ? "ok" : "error:" + e));
+                        out.accept("ANSWERED " + key + " " + micros() + " " + (e == null ? "ok" : "error:" + e));
                         answered.countDown();
                     });
                 } catch (InterruptedException e) {
@@ -99,7 +107,7 @@ public final class SingleFlightMain {
         }
         go.countDown();
         answered.await();
-        say("FIRED " + key);
+        out.accept("FIRED " + key);
     }
 
     /** Wall-clock microseconds: comparable across JVMs of one machine. */
