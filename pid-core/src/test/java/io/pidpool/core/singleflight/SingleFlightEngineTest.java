@@ -105,6 +105,24 @@ class SingleFlightEngineTest {
     }
 
     @Test
+    void aCallerArrivingAsAFailedFlightEndsStartsANewFlight() {
+        Server a = new Server();
+        List<CompletableFuture<byte[]>> next = new ArrayList<>();
+        var failed = a.fly(() -> {
+            runs.incrementAndGet();
+            throw new IllegalStateException("boom");
+        });
+        // called back while the ended flight may still be mapped to its key
+        failed.whenComplete((v, e) -> next.add(a.fly(work("second", () -> {}))));
+        a.steps.drain();
+
+        assertThat(failed).isCompletedExceptionally();
+        assertThat(next).hasSize(1);
+        assertThat(text(next.get(0))).isEqualTo("second");
+        assertThat(runs).hasValue(2);
+    }
+
+    @Test
     void aLiveResultIsAnsweredWithoutRunningAgainAndAnExpiredOneRunsAgain() {
         Server a = new Server();
         Server b = new Server();
