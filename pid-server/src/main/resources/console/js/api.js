@@ -1,4 +1,4 @@
-// The operator API (DESIGN.md §7) as the console uses it. Every failure becomes an ApiError that
+// The operator API (docs/design.md §7) as the console uses it. Every failure becomes an ApiError that
 // carries the server's {"error", "field", "code"} answer, so forms can show it as it was given.
 
 const TOKEN_KEY = 'pidpool.token';

@@ -25,7 +25,7 @@ import java.util.concurrent.Executor;
 import org.redisson.api.RedissonClient;
 
 /**
- * The SDK a business server embeds to receive its share of PIDs (DESIGN.md §7).
+ * The SDK a business server embeds to receive its share of PIDs (docs/design.md §7).
  *
  * <pre>{@code
  * PidClient client = PidClient.builder()
@@ -44,7 +44,7 @@ import org.redisson.api.RedissonClient;
  * <p><b>What it does.</b> {@link #start()} opens a ZooKeeper session, registers this instance under
  * {@code /modules/<module>/<instance>} (an ephemeral node) and follows the leader's instructions in
  * its PID nodes, calling the {@link PidListener} and acknowledging each instruction after the
- * listener returned (PROTOCOL.md). It keeps doing so across reconnects and session loss (a new
+ * listener returned (docs/design.md §4). It keeps doing so across reconnects and session loss (a new
  * session registers as a new instance) until {@link #close()}.
  *
  * <p><b>Exclusive hold.</b> The client revokes every PID ({@code onRevoked}) as soon as it can no
@@ -135,7 +135,7 @@ public interface PidClient extends AutoCloseable {
     void refund(String deductionId, String refundId, long commands);
 
     /**
-     * {@link #tryAcquire} without parking the calling thread, with the same lease check (DESIGN §6: a
+     * {@link #tryAcquire} without parking the calling thread, with the same lease check (docs/design.md §6: a
      * permit only for a PID this client holds while its lease is valid, checked before the deduction is
      * sent and again after Redis granted it; a grant that raced a revocation is given back). With
      * {@link Builder#batchedPermits(boolean) batchedPermits(true)} the acquire is queued and the future

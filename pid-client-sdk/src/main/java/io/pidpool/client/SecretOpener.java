@@ -3,7 +3,7 @@ package io.pidpool.client;
 import io.pidpool.core.model.SealedSecret;
 
 /**
- * Decrypts a PID's password. PID nodes in ZooKeeper carry the password sealed (AES-GCM, DESIGN.md §2
+ * Decrypts a PID's password. PID nodes in ZooKeeper carry the password sealed (AES-GCM, docs/design.md §2
  * promise 6); the SDK opens it just before {@link PidListener#onAssigned} and never logs it.
  *
  * <p>Usually not written by hand: {@link PidClient.Builder#secretKeys} and {@link

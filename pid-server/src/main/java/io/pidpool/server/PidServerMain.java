@@ -21,7 +21,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code pid-server.jar} entry point (DESIGN.md §7):
+ * The {@code pid-server.jar} entry point (docs/design.md §7):
  *
  * <pre>
  * java -jar pid-server.jar standalone [--http-port 8080] [--zk-port 2181] [--redis-port 6380]

@@ -115,10 +115,11 @@ public final class AllocationBenchmark {
                 "rebalanceDelayMs", -1,
                 "instancesFirst", 0,
                 "leaderSessionMs", (int) LEADER_SESSION.toMillis()));
-        opts.put("timeline", 0); // 1 = print each instance's timeline (docs/benchmarks.md §4)
+        opts.put("timeline", 0); // 1 = print each instance's timeline (docs/history/benchmarks-2026-11.md §4)
         opts.put("heap", 1); // 0: no heap measurements (three full GCs each)
         // the warm-up case's size: the default warms only the 1,000/50 paths, so a 100,000 run still
-        // pays C2 compilations of the big case's paths inside its measured phase (docs/benchmarks.md §10)
+        // pays C2 compilations of the big case's paths inside its measured phase (docs/history/benchmarks-2026-11.md
+        // §10)
         opts.put("warmupPids", 1_000);
         opts.put("warmupInstances", 50);
         parseArgs(args, opts);
@@ -446,7 +447,7 @@ public final class AllocationBenchmark {
     }
 
     /**
-     * PROTOCOL.md's client side, minimally, the way the SDK reads and writes: registers its ephemeral
+     * the client side of docs/design.md §4, minimally, the way the SDK reads and writes: registers its ephemeral
      * node, waits for the pids path in its data, then keeps one persistent recursive watch on the pids
      * node and answers every instruction stamped with its session (and an epoch not older than the
      * newest seen) with a versioned setData of {@link PidNode#acknowledged()}.

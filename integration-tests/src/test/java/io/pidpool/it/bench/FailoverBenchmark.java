@@ -65,7 +65,7 @@ import org.apache.zookeeper.ZooKeeper;
  * <p>Arguments ({@code key=value}): {@code pids} (100000), {@code instances} (1000), {@code rounds}
  * (2), {@code leaderSessionMs} (5000), {@code catchUpSec} (300: how long a follower may take to load
  * the tree). Not a test: it prints what it measured. Command:
- * docs/benchmarks.md §5.
+ * docs/history/benchmarks-2026-11.md §5.
  */
 public final class FailoverBenchmark {
     private FailoverBenchmark() {}

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN §2 promises 1–3 end to end: the real leader hands 1,000 PIDs out to 10 real SDK instances
+ * docs/design.md §2 promises 1–3 end to end: the real leader hands 1,000 PIDs out to 10 real SDK instances
  * (all held, disjoint, balanced, no double login on the platform), and a join moves exactly the
  * theoretical minimum.
  */

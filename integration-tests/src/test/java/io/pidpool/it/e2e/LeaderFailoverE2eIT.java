@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Three real leader nodes; the leader is killed (its session expired by the ZooKeeper server, the
  * code path of a crash's session timeout) in the middle of an operator batch and in the middle of a
- * handoff. DESIGN §2 promises 1 (no double login), 3 (no churn) and 4 (exactly once).
+ * handoff. docs/design.md §2 promises 1 (no double login), 3 (no churn) and 4 (exactly once).
  */
 class LeaderFailoverE2eIT {
     static final ModuleKey A = ModuleKey.parse("fin#risk#scorer");

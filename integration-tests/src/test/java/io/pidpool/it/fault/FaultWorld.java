@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * PlatformServer}, a started {@link LeaderUnderTest}, the test's own {@link ZkProbe}, and the client
  * JVMs the scenario starts. {@link #close()} destroys everything, client JVMs first.
  *
- * <h2>Timing used by every scenario (DESIGN.md §6)</h2>
+ * <h2>Timing used by every scenario (docs/design.md §6)</h2>
  *
  * Clients ask for T = {@link #REQUESTED_T}; the test ZooKeeper (tick 100 ms) grants it, and every
  * scenario reads the <em>negotiated</em> T back from the client and checks {@link #checkGrace} before
@@ -226,7 +226,7 @@ final class FaultWorld implements AutoCloseable {
         return clients.stream().filter(c -> c.name().equals(name)).findFirst();
     }
 
-    /** No double login, no use of an account without an open login (DESIGN.md §2 promise 1). */
+    /** No double login, no use of an account without an open login (docs/design.md §2 promise 1). */
     void assertSafety() {
         platform.assertNoDoubleLogin();
         platform.assertNoViolations();

@@ -8,10 +8,10 @@ import java.util.Optional;
 
 /**
  * The leader side of a fault scenario: whatever hands PIDs to the client JVMs through ZooKeeper
- * (PROTOCOL.md). Scenarios talk to the leader only through this interface, so the same scenario runs
+ * (docs/design.md §4). Scenarios talk to the leader only through this interface, so the same scenario runs
  * against the real pid-server ({@link ServerLeaderUnderTest}, the default) and {@link FakeLeaderUnderTest}.
  *
- * <p>What a scenario relies on (PROTOCOL.md, DESIGN.md §6):
+ * <p>What a scenario relies on (docs/design.md §4, docs/design.md §6):
  *
  * <ul>
  *   <li>it answers every registration in a module it knows and gives each free PID of the module to

@@ -66,7 +66,7 @@ public final class PlatformClient implements Closeable {
      * One command on {@code account}, sent only if the caller's hold check (made at {@code
      * checkedAtNanos}, {@code System.nanoTime()}) is at most {@code maxAgeNanos} old right before the
      * request is written: a process paused between check and use must not act on a stale check (the
-     * SDK's lease margin covers this gap, DESIGN.md §6).
+     * SDK's lease margin covers this gap, docs/design.md §6).
      */
     public synchronized ActionResult actionIfFresh(String account, String token, long checkedAtNanos, long maxAgeNanos)
             throws IOException {

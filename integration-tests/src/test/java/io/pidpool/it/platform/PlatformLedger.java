@@ -12,7 +12,7 @@ import java.util.function.Predicate;
 /**
  * The platform's rules and its record of everything that happened, without any networking.
  *
- * <p><b>Rules</b> (DESIGN.md §1: one terminal per account at a time). A {@link #login} always
+ * <p><b>Rules</b> (docs/design.md §1: one terminal per account at a time). A {@link #login} always
  * succeeds and returns a fresh token; if another login to the same account is still open, that
  * earlier login is <em>superseded</em> (the real platform drops it) and the pair is recorded as a
  * {@link DoubleLogin}, the thing that gets real accounts frozen. A login ends by {@link #logout},

@@ -62,7 +62,7 @@ class KeyRotationIT {
             String tokens = "  tokens: [ { name: admin, token: \"" + ADMIN + "\", role: admin },"
                     + " { name: ops, token: \"" + OPERATOR + "\", role: operator } ]\n";
 
-            // 1. one key, as DESIGN's security.secretKey
+            // 1. one key, as the server's security.secretKey
             Map<String, PidAccount> held1 = new ConcurrentHashMap<>();
             Map<String, String> updated1 = new ConcurrentHashMap<>();
             PidClient client1;

@@ -23,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Snowflake ids whose worker id comes from a {@link CuratorWorkerIdRegistry} (seed 001's {@code
+ * Snowflake ids whose worker id comes from a {@link CuratorWorkerIdRegistry} (the {@code
  * IdServiceProxy}, made safe): it takes a slot, issues ids with a {@link SnowflakeIds} for it, stops
  * at once when the slot may be lost, and takes a slot again (the same one if it can) after a
  * reconnect or a new session.

@@ -55,7 +55,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ZooKeeper {@link WorkerIdRegistry} (seed 001): a slot is the EPHEMERAL node {@code
+ * The ZooKeeper {@link WorkerIdRegistry} : a slot is the EPHEMERAL node {@code
  * /worker-ids/<n>} under the Curator namespace {@code pidpool/<cluster>}, created by this
  * participant's session, with a {@link SlotHolder} as data (owner, host, session, time).
  *

@@ -53,7 +53,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link PidClient} implementation: drives ZooKeeper for {@link PidTracker} (PROTOCOL.md, SDK
+ * The {@link PidClient} implementation: drives ZooKeeper for {@link PidTracker} (docs/design.md §4, SDK
  * side) and guards the exclusive hold with {@link Lease} and {@link PauseDetector} (timing in {@link
  * Timing}).
  *

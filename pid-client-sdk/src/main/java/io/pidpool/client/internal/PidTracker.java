@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The SDK side of PROTOCOL.md as a pure decision table: it takes observations (a PID node's content,
+ * The SDK side of docs/design.md §4 as a pure decision table: it takes observations (a PID node's content,
  * a callback's outcome, a write's result, suspend/resume/close) and answers with {@link Action}s
  * (call the listener, write an acknowledgement). It does no I/O and reads no clock, so every rule is
  * unit-tested without ZooKeeper.
@@ -449,7 +449,7 @@ final class PidTracker {
                 && e.closeWrites < MAX_CLOSE_WRITES;
     }
 
-    /** On close the SDK answers DELETED whatever the state (PROTOCOL.md "close()"): it holds nothing. */
+    /** On close the SDK answers DELETED whatever the state (docs/design.md §4.3, graceful close): it holds nothing. */
     private List<Action> closeWrite(Entry e) {
         e.closeWrites++;
         PidNode n = e.latest.node();

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Seed 004's dedup-by-sequence for the usage event log, on the consumer side: per source (shard,
+ * The dedup-by-sequence for the usage event log, on the consumer side: per source (shard,
  * incarnation, client) it keeps the highest number up to which everything arrived, the highest number
  * seen, and the ranges in between that are missing.
  *

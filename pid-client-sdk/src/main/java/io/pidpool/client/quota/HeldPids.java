@@ -4,7 +4,7 @@ import java.util.Set;
 
 /**
  * What a {@link PermitIssuer} asks before every permit: which PIDs this client holds and whether its
- * hold is still provably valid (DESIGN.md §6). The SDK implements it over its ZooKeeper session.
+ * hold is still provably valid (docs/design.md §6). The SDK implements it over its ZooKeeper session.
  *
  * <p>Both methods are called on every {@code tryAcquire} (and again after the grant), possibly from
  * many threads at once: they must be thread-safe, must not block, and should be cheap (e.g. a volatile

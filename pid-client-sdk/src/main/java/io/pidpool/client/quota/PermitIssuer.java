@@ -368,7 +368,7 @@ public final class PermitIssuer implements AutoCloseable {
     }
 
     /**
-     * Refunds {@code n} commands of a permit by its deduction id alone (seed 002: partial and repeated
+     * Refunds {@code n} commands of a permit by its deduction id alone (the refund rules: partial and repeated
      * refunds allowed, never above the deduction, idempotent by {@code refundId}). Works from any
      * client and after restarts while Redis keeps the month.
      *

@@ -28,7 +28,7 @@ import java.util.zip.CRC32;
  * usage event of a deduction must be appended in the same script as the deduction (so it exists iff
  * the deduction does), and a script can touch one slot only; with a tag per PID the log would be
  * 100,000 streams that no reader can follow. A fixed number of shards gives a fixed number of streams
- * (seed 004's sharded Redis with one writer per shard) and still spreads the slots over a cluster.
+ * (the sharded Redis with one writer per shard) and still spreads the slots over a cluster.
  * The shard count is part of the data layout: changing it needs a migration, so {@link
  * RedissonQuotaLedger} refuses to start when Redis records another count.
  *

@@ -47,7 +47,7 @@ import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
  *   <li>A deduction or refund record lives in the PID's month hash under its id ({@code d:<id>} with
  *       amount, usage after, limit and refunded total; {@code r:<id>} with its deduction, amount and
  *       answer), so a retry with the same id and content answers like the first time, and other
- *       content is a conflict (seed 002's rule 4, also for deductions).
+ *       content is a conflict (refund rule 4, also for deductions).
  *   <li>Every deduction, refund and reset that changes the ledger appends one event to the shard's
  *       stream in the same script, numbered by this client's per-shard sequence ({@link UsageEventLog}).
  *   <li>Month hashes expire {@code retention} after the later of the month's end and the last write

@@ -26,7 +26,7 @@ import org.redisson.api.RedissonClient;
  *
  * <p><b>Gaps.</b> Every event carries its client's sequence number within the shard, so a consumer
  * that tracks them ({@link ClientSequenceTracker}) notices a missing event (a skipped read, a lost
- * write of its own) and fetches it again from Redis with {@link #findBySequence} (seed 004's
+ * write of its own) and fetches it again from Redis with {@link #findBySequence} (the
  * compensation).
  *
  * <p>Thread-safe; every call is one script.

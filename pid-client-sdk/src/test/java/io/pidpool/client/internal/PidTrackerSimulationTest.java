@@ -160,7 +160,7 @@ class PidTrackerSimulationTest {
 
         /**
          * Right after granting stops, every PID the listener holds is being revoked, or its onUpdated
-         * runs (revoked when it returns): no acknowledgement in flight delays the logout (DESIGN §6).
+         * runs (revoked when it returns): no acknowledgement in flight delays the logout (docs/design.md §6).
          */
         void assertHoldEndsNow() {
             for (String pid : listenerHeld) {

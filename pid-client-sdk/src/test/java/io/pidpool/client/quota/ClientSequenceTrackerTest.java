@@ -92,7 +92,7 @@ class ClientSequenceTrackerTest {
             for (long s = 1; s <= n; s++) {
                 arrivals.add(s);
                 if (random.nextInt(4) == 0) {
-                    arrivals.add(s); // a double delivery (seed 004's two paths)
+                    arrivals.add(s); // a double delivery (the two paths)
                 }
             }
             Collections.shuffle(arrivals, random);

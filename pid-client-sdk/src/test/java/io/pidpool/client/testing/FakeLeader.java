@@ -23,7 +23,7 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 /**
- * Plays the leader's side of PROTOCOL.md directly with Curator, so the SDK can be tested without
+ * Plays the leader's side of docs/design.md §4 directly with Curator, so the SDK can be tested without
  * pid-server: bumps {@code /epoch}, answers a registration (creates {@code <instance>-pids} and sets
  * {@code pidsPath}), writes ADDING/UPDATING/DELETING nodes and reads the SDK's answers. Every write
  * is a multi-op that starts with {@code check(/epoch, version)}, as a real leader's.

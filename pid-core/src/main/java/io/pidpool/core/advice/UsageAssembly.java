@@ -19,7 +19,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * The leader's periodic full check (seed 000) before projection: joins what the database and
+ * The leader's periodic full check  before projection: joins what the database and
  * ZooKeeper say (every PID's module, status, quota and allowance; every module's configuration and
  * live instances) with what Redis counts (this month's usage per PID) into one {@link UsageSnapshot}.
  *

@@ -11,7 +11,7 @@ import java.util.Set;
  * An instance whose ephemeral node vanished while its PID nodes are still in the leader's
  * bookkeeping. Until the grace period has passed since {@code departedAtNanos}, every PID it may
  * hold ({@link PidState#mayHold()}) and has not {@code released} stays untouchable: the process
- * may still be logged in (DESIGN §6). The planner answers with a
+ * may still be logged in (docs/design.md §6). The planner answers with a
  * {@link PlanStep.Release} once nothing of it can be held any more; the caller then drops it.
  *
  * @param departedAtNanos the leader's monotonic time ({@link io.pidpool.core.port.Ticker}) when it

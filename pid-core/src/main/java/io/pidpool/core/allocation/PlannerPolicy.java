@@ -12,7 +12,7 @@ import java.time.Duration;
  * @param grace how long after an instance's ephemeral node vanished its PIDs stay untouchable. It
  *     must cover the client's own detection delay (it stops granting and logs out within 2T/3 of
  *     its last ZooKeeper reply, T = negotiated session timeout) plus its logout time plus a margin
- *     (DESIGN §6); a PID whose holder acknowledged DELETED, or released it on a graceful close,
+ *     (docs/design.md §6); a PID whose holder acknowledged DELETED, or released it on a graceful close,
  *     needs no grace
  * @param rebalanceDelay how long a vacant slot's share waits for a replacement instance, counted
  *     from the departure, before it is spread over the live instances

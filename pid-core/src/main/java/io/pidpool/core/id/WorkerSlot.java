@@ -7,7 +7,7 @@ import io.pidpool.core.model.Names;
 /**
  * A Snowflake worker id held by one participant: the slot number (the name of the EPHEMERAL node
  * {@code /worker-ids/<workerId>}) and the owner token written into that node, which lets a process
- * recognise its own slot after a reconnect (seed 001).
+ * recognise its own slot after a reconnect .
  */
 public record WorkerSlot(int workerId, String owner) {
     public WorkerSlot {

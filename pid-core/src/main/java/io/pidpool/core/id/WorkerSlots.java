@@ -10,7 +10,7 @@ import java.util.OptionalInt;
 import java.util.random.RandomGenerator;
 
 /**
- * Picks free worker-id slots 0..31 (seed 001). Pure: the registry reads which slots are taken
+ * Picks free worker-id slots 0..31 . Pure: the registry reads which slots are taken
  * (the children of {@code /worker-ids}), asks for {@link #candidates} and tries to create the nodes
  * in that order until one create succeeds; losing a create race just moves on to the next candidate.
  *

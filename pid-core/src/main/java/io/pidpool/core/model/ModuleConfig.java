@@ -10,7 +10,7 @@ import java.util.Map;
  *
  * @param servers the number of client servers the module is expected to run: the module's PIDs
  *     are pre-split into this many slots, so servers that start one after another do not reshuffle
- *     accounts (seed 000, problems 2 and 3)
+ *     accounts
  * @param monthlyDemand commands per month the module expects to need (drives recommendations)
  * @param minPerInstance the fewest PIDs each live instance must keep (recommendations respect it)
  * @param instanceWeights optional weights by instance id (default 1): held counts are proportional

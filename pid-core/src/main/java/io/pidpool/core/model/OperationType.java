@@ -1,6 +1,6 @@
 package io.pidpool.core.model;
 
-/** The kinds of operator request a batch may carry (seed 000). */
+/** The kinds of operator request a batch may carry . */
 public enum OperationType {
     ADD,
     UPDATE,

@@ -4,7 +4,7 @@ import io.pidpool.core.error.PidPoolException;
 
 /**
  * The state written in a PID node under {@code /modules/<module>/<instance>-pids/<pid>}. The leader
- * writes the -ING states, the SDK answers with the -ED states (seed 000). This enum owns the
+ * writes the -ING states, the SDK answers with the -ED states . This enum owns the
  * transition table; nobody else decides which edge is legal.
  */
 public enum PidState {

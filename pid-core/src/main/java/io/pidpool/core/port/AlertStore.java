@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Alerts the server raised, open and resolved (issue 4: "stored, listed at {@code GET
+ * Alerts the server raised, open and resolved ("stored, listed at {@code GET
  * /api/v1/alerts}").
  *
  * <p><b>De-duplication.</b> At most one alert per key is OPEN at a time. Raising a key that is open

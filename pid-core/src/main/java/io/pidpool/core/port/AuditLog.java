@@ -2,7 +2,7 @@ package io.pidpool.core.port;
 
 import java.util.List;
 
-/** Every operator action, append-only (DESIGN.md promise 6). Thread-safe. */
+/** Every operator action, append-only (docs/design.md §2 promise 6). Thread-safe. */
 public interface AuditLog {
     /**
      * Appends an entry.

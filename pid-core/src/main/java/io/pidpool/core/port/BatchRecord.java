@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * An operator batch as the {@link OperationLog} stores it (seed 000's operation record): its
+ * An operator batch as the {@link OperationLog} stores it (the operation record): its
  * operations with sealed secrets, where it is in {@code PENDING -> DEALING -> DEALED | FAILED}, the
  * epoch of the leader that last moved it ({@link Epoch#NONE} while pending) and, once final, one
  * result per operation. Instants are kept to the millisecond.

@@ -10,10 +10,10 @@ import java.time.YearMonth;
 import java.util.regex.Pattern;
 
 /**
- * Commands spent on a PID, as the durable ledger records them (seed 002). {@code id} is the
+ * Commands spent on a PID, as the durable ledger records them . {@code id} is the
  * deduction id the SDK handed out with the permit; refunds name it. {@code clientId} and
  * {@code sequence} number the usage events of one client (one SDK incarnation) 1, 2, 3, ... so the
- * ledger can drop duplicates and report gaps (seed 004); deductions and refunds of a client share
+ * ledger can drop duplicates and report gaps ; deductions and refunds of a client share
  * one sequence.
  *
  * @param month the quota month the commands count against, as the quota window decided it

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Operator batches (seed 000's operation record table): any server appends a batch, the leader
+ * Operator batches (the operation record table): any server appends a batch, the leader
  * picks up unfinished batches oldest first, marks each DEALING and finally DEALED or FAILED together
  * with one result per operation. Transitions follow {@link BatchStatus#canFollow}. Every method is
  * atomic. Thread-safe.

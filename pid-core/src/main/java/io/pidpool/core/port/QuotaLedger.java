@@ -9,7 +9,7 @@ import io.pidpool.core.quota.RefundResult;
 
 /**
  * The shared quota ledger: per PID a hard limit (monthly quota + overage allowance), and per PID and
- * month the usage, the deductions and the refunds, with the rules of {@link MonthLedger} (seed 002's
+ * month the usage, the deductions and the refunds, with the rules of {@link MonthLedger} (the
  * four refund rules, idempotent deduction and refund ids). The Redis adapter runs each operation as
  * one Lua script, so every call is atomic against every other call from any process.
  *

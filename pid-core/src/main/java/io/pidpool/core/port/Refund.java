@@ -6,7 +6,7 @@ import io.pidpool.core.model.Names;
 import java.time.Instant;
 
 /**
- * Commands given back to a recorded deduction (seed 002's four rules: only after the deduction,
+ * Commands given back to a recorded deduction (the four refund rules: only after the deduction,
  * possibly several times, never more than the deduction in total, idempotent by refund id).
  * {@code clientId} and {@code sequence} number it in its client's event stream like a
  * {@link Deduction}.

@@ -8,7 +8,7 @@ import java.util.Set;
 
 /**
  * Exclusive Snowflake worker ids 0..31 for one participant (one process, one ZooKeeper session):
- * seed 001's {@code /worker-ids/<n>} EPHEMERAL nodes. One registry instance is one participant; it
+ * the {@code /worker-ids/<n>} EPHEMERAL nodes. One registry instance is one participant; it
  * holds at most one slot at a time. The ZooKeeper adapter writes {@link #owner()} into the node, so
  * a participant recognises its own slot after a reconnect.
  *

@@ -3,7 +3,7 @@ package io.pidpool.core.protocol;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 /**
- * What an SDK tells the leader about an account it was given (DESIGN §5 "Account health"): the
+ * What an SDK tells the leader about an account it was given (docs/design.md §5 "Account health"): the
  * third-party platform refused the login, or reported that somebody else is logged in with it. It
  * travels in the PID node ({@link PidNode#report()}), written by the holder with a versioned {@code
  * setData}; the leader answers by putting the PID into cooldown and withdrawing it (DELETING).

@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The data of {@code /notify}: {@code DEALING|<batchId>} written by a server that recorded a batch,
- * {@code DEALED|<batchId>} written by the leader when it has applied it (seed 000, problem 1). The
+ * {@code DEALED|<batchId>} written by the leader when it has applied it. The
  * node only wakes the leader up: the database is the source of truth, and the leader also polls.
  */
 public record NotifySignal(Phase phase, BatchId batch) {

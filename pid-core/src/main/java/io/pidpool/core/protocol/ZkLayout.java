@@ -5,7 +5,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
 
 /**
- * The ZooKeeper layout of DESIGN.md §4. Paths are relative to the Curator namespace {@link
+ * The ZooKeeper layout of docs/design.md §4. Paths are relative to the Curator namespace {@link
  * #namespace()} ({@code pidpool/<cluster>}), so every client builds its Curator framework with that
  * namespace and uses these paths as they are.
  */

@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One PID's quota ledger for one month: the deduct/refund state machine with seed 002's four rules.
+ * One PID's quota ledger for one month: the deduct/refund state machine with the four refund rules.
  *
  * <ol>
  *   <li><b>Only a completed deduction can be refunded</b>: a refund names an existing deduction id,

@@ -4,7 +4,7 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 
 /**
- * The answer to a refund (seed 002's "返还"): {@link RefundApplied}, {@link RefundDuplicate} (the same
+ * The answer to a refund (a refund): {@link RefundApplied}, {@link RefundDuplicate} (the same
  * refund id was applied before with the same deduction and amount: answers as the first time, changes
  * nothing) or {@link RefundRejected} (nothing changed). Immutable values; equal answers are equal
  * records whichever ledger gave them.
@@ -125,7 +125,7 @@ public sealed interface RefundResult
         }
     }
 
-    /** Why a refund was refused: seed 002's rules 1, 3 and 4. */
+    /** Why a refund was refused: the refund rules 1, 3 and 4. */
     enum Reason {
         /** Rule 1: only a completed deduction can be refunded; this one is unknown (or was reset). */
         UNKNOWN_DEDUCTION(ErrorCode.NOT_FOUND, "deductionId"),

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every {@link QuotaLedger} promises: exact limits under concurrency, seed 002's four refund
+ * What every {@link QuotaLedger} promises: exact limits under concurrency, the four refund
  * rules, idempotent ids, and answers equal to the {@link MonthLedger} reference model. Run by the
  * in-memory fake in pid-core and by the Redis adapter in pid-server.
  *
@@ -289,7 +289,7 @@ public abstract class QuotaLedgerContract {
         assertThat(ledger.usage(pids.get(0), NOV).limit()).isEqualTo(50);
     }
 
-    // ---- seed 002, rule 1: only a completed deduction can be refunded
+    // ---- refund rule 1: only a completed deduction can be refunded
 
     @Test
     void aRefundNeedsAnExistingDeduction() {

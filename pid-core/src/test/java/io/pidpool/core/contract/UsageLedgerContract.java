@@ -22,7 +22,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** What every {@link UsageLedger} does (seed 002's refund rules, seed 004's sequence numbers). */
+/** What every {@link UsageLedger} does (the refund rules, the sequence numbers). */
 public abstract class UsageLedgerContract extends RepositoryContract {
     private static final YearMonth JULY = YearMonth.of(2025, 7);
     private static final YearMonth AUGUST = YearMonth.of(2025, 8);

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every {@link WorkerIdRegistry} promises (seed 001's {@code /worker-ids/<n>} slots). Run by
+ * What every {@link WorkerIdRegistry} promises (the {@code /worker-ids/<n>} slots). Run by
  * the in-memory fake in pid-core ({@code InMemoryWorkerIdRegistryTest}) and by the ZooKeeper adapter
  * on a real ZooKeeper ({@code io.pidpool.client.ids.CuratorWorkerIdRegistryIT} in pid-client-sdk).
  *

@@ -20,7 +20,7 @@ import net.jqwik.api.constraints.IntRange;
 /**
  * Random interleavings of deductions and refunds, with retries and reused ids, against the pure
  * {@link MonthLedger} and the {@link InMemoryQuotaLedger} at once. After every step the invariants of
- * seed 002 and DESIGN.md promise 5 must hold, and both must answer alike.
+ * docs/design.md §2 promise 5 must hold, and both must answer alike.
  */
 class QuotaLedgerProperties {
     private static final String PID = "p1";

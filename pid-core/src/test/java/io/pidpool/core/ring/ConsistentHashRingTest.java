@@ -29,7 +29,7 @@ class ConsistentHashRingTest {
 
     @Test
     void aPointOwnsTheArcThatEndsAtIt() {
-        // seed 002: the worker at 300 of {200, 300, 500, 800} handles [200, 300)
+        // the worker at 300 of {200, 300, 500, 800} handles [200, 300)
         ConsistentHashRing ring = ConsistentHashRing.of(List.of("a", "b", "c", "d"), 8);
         for (String m : ring.members().keySet()) {
             for (int i = 0; i < 8; i++) {

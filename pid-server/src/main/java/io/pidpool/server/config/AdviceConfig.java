@@ -13,7 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Monitoring and advice (issue 4, {@code docs/alerts.md}): alert thresholds, the webhook, the
+ * Monitoring and advice ({@code docs/alerts.md}): alert thresholds, the webhook, the
  * overage tariff, recommendations and their automatic application. Under {@code advice:} in
  * {@code server.yml}; every key also as {@code PIDPOOL_ADVICE_*}.
  *

@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The operator HTTP API of DESIGN.md §7 on Javalin (Jetty): what every route shares. The routes
+ * The operator HTTP API of docs/design.md §7 on Javalin (Jetty): what every route shares. The routes
  * themselves come in per-area {@link ApiRoutes} classes added with {@link #with(ApiRoutes)} before
  * {@link #start()}; the four-argument constructor adds the built-in areas (cluster and health,
  * modules, batches, PIDs).

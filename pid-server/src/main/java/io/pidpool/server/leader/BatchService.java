@@ -33,11 +33,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Operator batches as any server accepts them (seed 000's follower path, made safe): {@link #submit}
+ * Operator batches as any server accepts them (the follower path, made safe): {@link #submit}
  * seals the passwords, records the batch PENDING together with its audit row, and raises
  * {@code /notify} to DEALING; the leader applies it (exactly once, see {@link BatchApplier}) and
  * answers DEALED. {@link #await} lets a request wait for the outcome: waiters on this server share one
- * {@code /notify} watcher and one poll of the database (coalesced, as seed 003's lock waiters), so
+ * {@code /notify} watcher and one poll of the database (coalesced, as lock waiters), so
  * a thousand waiting requests cost one query per poll.
  *
  * <p>Concurrency: thread-safe. {@code this} guards the waiter table; database reads for waiters run

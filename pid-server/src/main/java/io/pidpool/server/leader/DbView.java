@@ -15,7 +15,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The leader's database view (seed 000's {@code pidWithModule}): every module's configuration and
+ * The leader's database view (the {@code pidWithModule}): every module's configuration and
  * every account. Loaded whole at election and on every reconciliation pass, changed in between only
  * by {@link #replay(DbChange)} of changes the database has committed. A follower keeps one warm
  * ({@link WarmAccounts}) together with its account version, so that a new leader can prove it current

@@ -11,7 +11,7 @@ import java.time.Duration;
  * @param grace how long a departed instance's PIDs stay untouchable after its ephemeral node
  *     vanished; {@code null} = {@link #graceFor(Duration) T/3 + logoutAllowance} with T the
  *     negotiated session timeout
- * @param logoutAllowance how long a client may take to log out of all its PIDs (DESIGN §6)
+ * @param logoutAllowance how long a client may take to log out of all its PIDs (docs/design.md §6)
  * @param rebalanceDelay how long a departed instance's share waits for a replacement (policy input)
  * @param ackTimeout an ADDING left unanswered this long is withdrawn (DELETING) and counted as a failure
  * @param maxFailures after this many failed ADDINGs in a row a PID goes into cooldown

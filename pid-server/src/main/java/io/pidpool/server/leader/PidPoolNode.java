@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The ZooKeeper client uses Curator's {@link SessionConnectionStateErrorPolicy}: a SUSPENDED
  * connection pauses the leader's writes but does not end its leadership; only a LOST session does
- * (DESIGN §6: "never move anything because of SUSPENDED alone").
+ * (docs/design.md §6: "never move anything because of SUSPENDED alone").
  *
  * <p>Concurrency: one serial executor owns every piece of mutable state (the views, the term);
  * Curator's callbacks (latch, watchers, connection state) only enqueue tasks on it. Public methods

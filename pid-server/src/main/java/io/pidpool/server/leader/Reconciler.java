@@ -194,7 +194,7 @@ final class Reconciler {
      * {@link Decision#intents()}, in that order; if the pass throws half-way, it has received a prefix
      * of them.
      *
-     * <p>The order guarantees (DESIGN §5–§6): everything decided before the placement's first add
+     * <p>The order guarantees (docs/design.md §5–§6): everything decided before the placement's first add
      * (housekeeping, handshakes, the placement's revokes and releases) is sent before any add; an
      * instance handshaken in this pass gets its handshake directly before the first of its adds, so the
      * pids node, its path and the share mostly travel in one multi-op; a handshake without adds in this
@@ -842,7 +842,7 @@ final class Reconciler {
 
         /**
          * Whether PID nodes may be written for this instance now: its handshake is done, or written in
-         * this pass, or on its way. DESIGN §5's order (pids node, its path in the instance node, then the
+         * this pass, or on its way. docs/design.md §5's order (pids node, its path in the instance node, then the
          * share as ADDING) is kept without waiting a round trip for the handshake's answer: the leader
          * writes through one session, whose requests ZooKeeper applies in order, and the intents of a
          * pass are submitted in order (handshakes before the placement's adds), so the creates reach the

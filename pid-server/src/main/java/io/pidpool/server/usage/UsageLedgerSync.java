@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Moves the usage events of the Redis shard streams ({@link UsageEventLog}) into the database
- * {@link UsageLedger}, exactly once (seed 004).
+ * {@link UsageLedger}, exactly once .
  *
  * <p><b>One pass over a shard</b> ({@link #syncShard}):
  *

@@ -30,7 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The leader's periodic full check of usage (seed 000): every {@code interval}, if this server
+ * The leader's periodic full check of usage : every {@code interval}, if this server
  * leads, read every PID's counter from Redis in a few pipelined script calls ({@link
  * RedisUsageReader}), join it with the database's PIDs and modules ({@link UsageFacts}) into a
  * {@link io.pidpool.core.advice.UsageSnapshot} ({@link UsageAssembly}), project it to month end

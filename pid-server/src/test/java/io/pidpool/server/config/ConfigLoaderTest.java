@@ -23,7 +23,7 @@ class ConfigLoaderTest {
     static final String KEY = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="; // 32 bytes
     static final String TOKEN = "t0k3n-abcdefghijklmnop";
 
-    /** DESIGN.md §7's example, with values that pass validation. */
+    /** docs/design.md §7's example, with values that pass validation. */
     static final String DESIGN_EXAMPLE =
             """
             cluster: default

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link BatchService} over the in-memory repositories and a manual scheduler: waiters on one server
- * share one poll (seed 003's coalesced waiters), and a batch, its audit row and the check before
+ * share one poll (coalesced waiters), and a batch, its audit row and the check before
  * them commit or roll back together.
  */
 class BatchServiceTest {

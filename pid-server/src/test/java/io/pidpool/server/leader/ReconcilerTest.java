@@ -49,7 +49,7 @@ class ReconcilerTest {
     }
 
     /**
-     * DESIGN §5: the leader creates the pids node, writes its path into the instance node, then the
+     * docs/design.md §5: the leader creates the pids node, writes its path into the instance node, then the
      * share as ADDING. The share no longer waits for the handshake's answer (a round trip and a pass):
      * it is decided in the same pass and submitted after the handshake, and one session's writes are
      * applied in order, so the creates reach ZooKeeper behind the pids node and the pointer.

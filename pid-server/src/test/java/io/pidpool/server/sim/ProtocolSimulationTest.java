@@ -35,7 +35,7 @@ class ProtocolSimulationTest {
     static final Set<KnownDefect> KNOWN_OPEN = EnumSet.allOf(KnownDefect.class);
 
     /**
-     * Seeds that found a defect when its fix was reverted (docs/simulation.md §6); they run on every
+     * Seeds that found a defect when its fix was reverted (docs/simulation.md §7); they run on every
      * build: 18 revocations queued behind blocked logins, 51 and 563 a login longer than T + grace,
      * 1620 and 1757 a lost reply placing a PID twice, 9 and 125 a failed re-take-up stranding a PID.
      */

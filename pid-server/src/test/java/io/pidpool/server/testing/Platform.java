@@ -7,7 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A recording fake of the third-party platform: one login per account at a time. A second login
- * while another terminal holds the account is recorded as a violation of DESIGN §2.1; tests assert
+ * while another terminal holds the account is recorded as a violation of docs/design.md §2 promise 1; tests assert
  * that there are none.
  */
 public final class Platform {

@@ -31,7 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A test-only stand-in for the SDK: registers per PROTOCOL.md, watches its pids node and answers every
+ * A test-only stand-in for the SDK: registers per docs/design.md §4, watches its pids node and answers every
  * instruction at once (ADDING → login on the {@link Platform} → ADDED, DELETING → logout → DELETED,
  * UPDATING → UPDATED), acting only on nodes stamped with its own session and an epoch not older than
  * the newest it has seen. Malformed nodes are ignored (and whatever was held stays held).
@@ -237,7 +237,7 @@ public final class SimulatedInstance implements AutoCloseable {
         revoke(pid);
     }
 
-    /** PROTOCOL.md: SUSPENDED revokes everything at once; RECONNECTED (same session) takes ADDED nodes up again. */
+    /** docs/design.md §4: SUSPENDED revokes everything at once; RECONNECTED (same session) takes ADDED nodes up again. */
     private void onState(ConnectionState state) {
         events.add(new Event("-", "STATE:" + state + (dead ? "(dead)" : ""), System.nanoTime()));
         if (dead) {

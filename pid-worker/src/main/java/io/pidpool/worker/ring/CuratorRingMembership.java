@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Ring membership in ZooKeeper (seed 002). The worker's node {@code /workers/<group>/<memberId>}
+ * Ring membership in ZooKeeper . The worker's node {@code /workers/<group>/<memberId>}
  * is EPHEMERAL and kept by Curator's {@link PersistentNode}, which re-creates it under the same
  * name after a session loss, so a worker comes back to the same ring points. Its data ({@link
  * RingNodeData}) holds the worker's virtual node count ({@code vnodes=...}) and the task types it

@@ -10,7 +10,7 @@ import java.util.HexFormat;
 import java.util.random.RandomGenerator;
 
 /**
- * Member ids (seed 002: "machine IP, a random number and the current time, hashed"): the first 64
+ * Member ids ("machine IP, a random number and the current time, hashed"): the first 64
  * bits of SHA-256 over host, a random long and the wall time in nanoseconds, as 16 lower-case hex
  * digits. Unique in practice; the ring derives its virtual points from this id.
  */

@@ -38,7 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One leaderless task worker (seed 002): a member of its group's consistent-hash ring in ZooKeeper
+ * One leaderless task worker : a member of its group's consistent-hash ring in ZooKeeper
  * that runs the due tasks of the ranges it owns, with a pool of handler threads.
  *
  * <pre>{@code
