@@ -244,6 +244,11 @@ final class ListenerDispatch {
             return body.get();
         }
 
+        /** Whether an outcome was reported already (the deadline passed, or the lane refused the call). */
+        boolean reported() {
+            return settled.get();
+        }
+
         /** The body returned {@code outcome}: reported, unless the deadline was reported already. */
         void settle(Outcome outcome) {
             if (settled.compareAndSet(false, true)) {

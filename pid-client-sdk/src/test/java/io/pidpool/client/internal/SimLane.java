@@ -34,7 +34,7 @@ final class SimLane implements Executor {
     private long nextNanos;
     private int busy;
 
-    /** @param returned sees each call's own outcome when its time is up (also an abandoned one) */
+    /** @param returned sees a call's own outcome when its time is up, unless it was abandoned */
     SimLane(
             SimScheduler sched,
             Proc proc,
@@ -77,7 +77,9 @@ final class SimLane implements Executor {
                 sched.trace(name, "callback " + call.pid() + " starts (" + nanos / 1_000_000 + " ms)");
                 sched.after(nanos, proc, name + " callback " + call.pid() + " returns", () -> {
                     cancel.run();
-                    returned.accept(call.pid(), outcome);
+                    if (!call.reported()) { // an abandoned call was logged out by its onRevoked already
+                        returned.accept(call.pid(), outcome);
+                    }
                     call.settle(outcome);
                     free();
                 });

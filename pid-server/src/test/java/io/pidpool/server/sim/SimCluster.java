@@ -231,7 +231,7 @@ public final class SimCluster {
             public boolean loginFails(String pid) {
                 // refused logins also hit re-take-ups after a suspension (a failed re-take-up of an
                 // ADDED node once stranded its PID)
-                return sched.chance(0.02);
+                return faulting() && sched.chance(0.02); // a refusal is a fault: none in the quiet period
             }
 
             @Override
