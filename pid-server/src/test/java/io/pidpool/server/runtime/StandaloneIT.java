@@ -180,21 +180,24 @@ class StandaloneIT {
             "--admin-token",
             "a-token-0123456789abcdef"
         };
-        Run first = new Run(args);
-        first.awaitReady();
-        assertThat(first.terminate()).isZero();
-        // the database as a release before the binding left it: no table, no migration recorded
+        // the data directory of a release before the binding: its schema at version 8, no pool_cluster
         String url = io.pidpool.server.embedded.H2Files.url(dataDir.resolve("db"));
+        org.flywaydb.core.Flyway.configure(getClass().getClassLoader())
+                .dataSource(url, null, null)
+                .locations(io.pidpool.server.jdbc.Database.MIGRATIONS)
+                .table(io.pidpool.server.jdbc.Database.HISTORY_TABLE)
+                .placeholders(java.util.Map.of("pidpool_timestamp", "TIMESTAMP(3)", "pidpool_table_options", ""))
+                .target("8")
+                .load()
+                .migrate();
         try (Connection c = DriverManager.getConnection(url);
-                Statement s = c.createStatement()) {
-            s.execute("DROP TABLE pool_cluster");
-            assertThat(s.executeUpdate("DELETE FROM \"pidpool_schema_history\" WHERE \"version\" = '8.1'"))
-                    .isEqualTo(1);
+                ResultSet rs = c.getMetaData().getTables(null, null, "POOL_CLUSTER", null)) {
+            assertThat(rs.next()).as("pool_cluster before the binding").isFalse();
         }
 
-        Run second = new Run(args);
-        second.awaitReady();
-        assertThat(second.terminate()).isZero();
+        Run upgraded = new Run(args);
+        upgraded.awaitReady();
+        assertThat(upgraded.terminate()).isZero();
         try (Connection c = DriverManager.getConnection(url);
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT cluster_name FROM pool_cluster")) {
