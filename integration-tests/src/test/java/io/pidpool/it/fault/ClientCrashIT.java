@@ -3,6 +3,7 @@ package io.pidpool.it.fault;
 import static io.pidpool.it.fault.FaultWorld.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.it.client.ClientProcess;
 import io.pidpool.it.platform.PlatformLedger.End;
 import io.pidpool.it.platform.PlatformLedger.Login;
@@ -25,7 +26,9 @@ class ClientCrashIT extends SingleZooKeeperFaults {
         ClientProcess b = world.process("B").orElseThrow();
         ClientProcess.Registered registration = a.registration().orElseThrow();
         Duration t = world.checkGrace(a);
-        long grace = world.leader().grace().toNanos();
+        // the leader's grace for this instance counts the callback deadline it registered (the
+        // SDK's default: the client process sets none)
+        long grace = world.leader().grace().toNanos() + InstanceNode.DEFAULT_CALLBACK_DEADLINE.toNanos();
 
         long killedAt = a.kill();
         Vanish vanish = world.probe().awaitGone(world.instancePath(registration), t.multipliedBy(3));
@@ -56,7 +59,7 @@ class ClientCrashIT extends SingleZooKeeperFaults {
                 .min()
                 .orElseThrow();
         world.timing("T (negotiated)", t.toNanos());
-        world.timing("G (leader grace)", grace);
+        world.timing("G (leader grace + callback deadline)", grace);
         world.timing("SIGKILL -> ephemeral node gone (firstGone)", vanish.firstGoneNanos() - killedAt);
         world.timing("ephemeral node gone (lastSeen) -> first login by B", firstMove - vanish.lastSeenSentNanos());
         world.timing("SIGKILL -> first login by B", firstMove - killedAt);

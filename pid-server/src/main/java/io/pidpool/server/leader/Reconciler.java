@@ -946,8 +946,10 @@ final class Reconciler {
                     }
                     Long at = state.departedAt(key);
                     // the policy counts one grace for every instance; the instance's callback deadline
-                    // is passed as a later departure, so that its grace ends where graceOf says
-                    long departedAt = (at == null ? now : at) + callbackDeadline(key);
+                    // is passed as a later departure, so that its grace ends where graceOf says. Never
+                    // after now (the planner refuses a departure in the future): "now" is still inside
+                    // the grace, so the grace check answers the same
+                    long departedAt = Math.min(now, (at == null ? now : at) + callbackDeadline(key));
                     departed.add(new DepartedInput(key.instance(), session, departedAt, pids, released));
                 }
                 inputs.add(new ModuleInput(

@@ -202,6 +202,28 @@ class ReconcilerTest {
                 .containsExactly("p1");
     }
 
+    /**
+     * The instance's deadline lengthens its grace, but the placement still runs while that grace
+     * lasts: the PIDs a departed instance released are placed at once, and no placement fails.
+     */
+    @Test
+    void aGracefulLeaveWithACallbackDeadlineIsPlacedAtOnce() {
+        db = new DbFixture().module(M, 2, "p1", "p3").view();
+        InstanceKey gone = fx.instance(M, "gone", 11, true, InstanceNode.registering(1, "h", Duration.ofSeconds(5)));
+        InstanceKey live = fx.instance(M, "live", 22, true);
+        String node = fx.pid(gone, "p1", PidState.DELETED, E, 11); // a graceful close answered DELETED
+        fx.pid(live, "p3", PidState.ADDED, E, 22);
+        fx.vanish(gone);
+
+        var d = decide(T0);
+        assertThat(d.alerts()).noneMatch(a -> a.contains("placement failed"));
+        assertThat(of(d, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
+        fx.delete(node);
+        var next = decide(T0 + 1);
+        assertThat(next.alerts()).noneMatch(a -> a.contains("placement failed"));
+        assertThat(of(next, Intent.Kind.ADD)).extracting(Intent::pid).containsExactly("p1");
+    }
+
     @Test
     void theHandshakeKeepsACopyOfTheRegistrationInThePidsNode() {
         InstanceKey key = fx.instance(M, "i-1", 11, false, InstanceNode.registering(2, "h", Duration.ofSeconds(9)));
