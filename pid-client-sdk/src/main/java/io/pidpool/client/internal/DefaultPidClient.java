@@ -1033,17 +1033,20 @@ public final class DefaultPidClient implements PidClient {
         // publish the held set before any callback is dispatched: a PID leaves heldPids() (and with it
         // every permit check) before its onRevoked can start
         publishHeld();
+        long session = tracker.sessionId(); // the session these actions belong to
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
                 AtomicReference<io.pidpool.client.PidAccount> given = new AtomicReference<>();
                 callbacks.call(
                         x.pid(),
-                        () -> mayStartCallback() ? invoker.assign(x.view().node(), given::set) : notStarted(x),
+                        () -> mayStartCallback(session)
+                                ? invoker.assign(x.view().node(), given::set)
+                                : notStarted(x),
                         () -> new Outcome.Overran(given.get(), overrun("onAssigned")));
             } else if (a instanceof Action.Update x) {
                 callbacks.call(
                         x.pid(),
-                        () -> mayStartCallback()
+                        () -> mayStartCallback(session)
                                 ? invoker.update(x.before(), x.view().node())
                                 : notStarted(x),
                         () -> new Outcome.Overran(x.before(), overrun("onUpdated")));
@@ -1062,11 +1065,13 @@ public final class DefaultPidClient implements PidClient {
 
     /**
      * A callback thread, right before {@code onAssigned}/{@code onUpdated}: a login may begin only
-     * while the lease is valid, so that it ends (returns or is abandoned at the deadline) by the lease
+     * while the lease of the session it was decided in is valid, so that it ends (returns or is abandoned at the deadline) by the lease
      * end + D, the bound the leader's grace counts on (docs/sdk.md "Timing").
      */
-    private boolean mayStartCallback() {
-        return hold.leaseValid();
+    private boolean mayStartCallback(long session) {
+        // the lease of the session the call was decided in: a call that waited in the lane while that
+        // session was lost must not start under the next one (its PID may be someone else's by now)
+        return granting && session == liveSessionId && lease.isValid(ticker.read(), session);
     }
 
     private static Outcome notStarted(Action a) {

@@ -581,6 +581,7 @@ public final class SimClient {
 
     /** DefaultPidClient.apply. */
     private void apply(List<Action> actions) {
+        long session = tracker.sessionId(); // DefaultPidClient.mayStartCallback: the actions' session
         for (Action a : actions) {
             if (a instanceof Action.Assign x) {
                 java.util.concurrent.atomic.AtomicReference<PidAccount> given =
@@ -588,13 +589,17 @@ public final class SimClient {
                 callLane.next(behaviour.loginNanos(x.pid()));
                 callbacks.call(
                         x.pid(),
-                        () -> granting() ? invoker.assign(x.view().node(), given::set) : new Outcome.NotStarted(),
+                        () -> mayStartCallback(session)
+                                ? invoker.assign(x.view().node(), given::set)
+                                : new Outcome.NotStarted(),
                         () -> new Outcome.Overran(given.get(), "onAssigned did not return within the deadline"));
             } else if (a instanceof Action.Update x) {
                 callLane.next(behaviour.loginNanos(x.pid()));
                 callbacks.call(
                         x.pid(),
-                        () -> granting() ? invoker.update(x.before(), x.view().node()) : new Outcome.NotStarted(),
+                        () -> mayStartCallback(session)
+                                ? invoker.update(x.before(), x.view().node())
+                                : new Outcome.NotStarted(),
                         () -> new Outcome.Overran(x.before(), "onUpdated did not return within the deadline"));
             } else if (a instanceof Action.Revoke x) {
                 revocationLane.next(behaviour.logoutNanos(x.pid()));
@@ -606,6 +611,11 @@ public final class SimClient {
         if (closing && !closed && outstandingReads == 0 && tracker.isQuiescent()) {
             leave();
         }
+    }
+
+    /** DefaultPidClient.mayStartCallback. */
+    private boolean mayStartCallback(long session) {
+        return granting && session == liveSessionId && lease.isValid(sched.now(), session);
     }
 
     /** A call's time is up: a refused login is over on the platform (the hold ends as it returns). */
