@@ -51,7 +51,7 @@ local function emit(events_key, seq_key, client, inc_candidate, kind, pid, month
   return seq
 end
 
--- One deduction, seed 002 / MonthLedger rules. Returns
+-- One deduction, by the MonthLedger rules. Returns
 -- {code, amount, usedAfter, limitAtGrant, used, limit, epoch, seq};
 -- code 1 granted, 2 granted before (a retry: the original grant), 3 id reused with another amount,
 -- 4 quota exhausted. Only code 1 changes anything.
