@@ -16,6 +16,8 @@ import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.SealedOperation;
 import io.pidpool.core.port.SealedPidSpec;
 import io.pidpool.core.port.StorageLimits;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -298,23 +300,46 @@ final class JdbiOperationLog implements OperationLog {
             return List.of();
         }
         String in = Rows.params("b", ids.size());
-        // The header first: the leader writes status and results in one transaction, so results read
-        // after a final status are all there, while results of a batch read as not yet final are
-        // from a later commit and are dropped (statements need not share a snapshot).
+        // The header and the operations with their results come from ONE statement: the leader
+        // writes status and results in one transaction, and only a single statement is promised one
+        // committed state on every database (H2 once showed a DEALED header next to operation rows
+        // from before that commit when the two were read by consecutive statements of a READ
+        // COMMITTED transaction). The PID rows read after it never change once their batch exists.
         var headers = new HashMap<Long, Header>();
+        var operations = new HashMap<Long, TreeMap<Integer, OpRow>>();
         Rows.bindAll(
-                        h.createQuery("SELECT batch_id, status, requested_by, leader_epoch, created_at, updated_at"
-                                + " FROM op_batch WHERE batch_id IN (" + in + ")"),
+                        h.createQuery("SELECT b.batch_id, b.status, b.requested_by, b.leader_epoch, b.created_at,"
+                                + " b.updated_at, o.op_index, o.op_type, o.module_key, o.servers, o.monthly_demand,"
+                                + " o.result_ok, o.result_message FROM op_batch b"
+                                + " LEFT JOIN op_operation o ON o.batch_id = b.batch_id"
+                                + " WHERE b.batch_id IN (" + in + ")"),
                         "b",
                         ids)
-                .map((rs, ctx) -> headers.put(
-                        rs.getLong("batch_id"),
-                        new Header(
-                                BatchStatus.valueOf(rs.getString("status")),
-                                rs.getString("requested_by"),
-                                new Epoch(rs.getLong("leader_epoch")),
-                                Rows.instant(rs, "created_at"),
-                                Rows.instant(rs, "updated_at"))))
+                .map((rs, ctx) -> {
+                    long batch = rs.getLong("batch_id");
+                    if (!headers.containsKey(batch)) {
+                        headers.put(batch, header(rs));
+                    }
+                    String type = rs.getString("op_type");
+                    if (type == null) {
+                        return batch; // a batch without operations (LEFT JOIN)
+                    }
+                    int index = rs.getInt("op_index");
+                    boolean ok = rs.getBoolean("result_ok");
+                    OperationResult result =
+                            rs.wasNull() ? null : new OperationResult(index, ok, rs.getString("result_message"));
+                    operations
+                            .computeIfAbsent(batch, b -> new TreeMap<>())
+                            .put(
+                                    index,
+                                    new OpRow(
+                                            OperationType.valueOf(type),
+                                            rs.getString("module_key"),
+                                            rs.getInt("servers"),
+                                            rs.getLong("monthly_demand"),
+                                            result));
+                    return batch;
+                })
                 .list();
         var attributes = new HashMap<String, Map<String, String>>();
         Rows.bindAll(
@@ -358,31 +383,6 @@ final class JdbiOperationLog implements OperationLog {
                             .put(index, row);
                 })
                 .list();
-        var operations = new HashMap<Long, TreeMap<Integer, OpRow>>();
-        Rows.bindAll(
-                        h.createQuery("SELECT batch_id, op_index, op_type, module_key, servers, monthly_demand,"
-                                + " result_ok, result_message FROM op_operation WHERE batch_id IN (" + in + ")"),
-                        "b",
-                        ids)
-                .map((rs, ctx) -> {
-                    long batch = rs.getLong("batch_id");
-                    int index = rs.getInt("op_index");
-                    boolean ok = rs.getBoolean("result_ok");
-                    OperationResult result =
-                            rs.wasNull() ? null : new OperationResult(index, ok, rs.getString("result_message"));
-                    int servers = rs.getInt("servers");
-                    long demand = rs.getLong("monthly_demand");
-                    var row = new OpRow(
-                            OperationType.valueOf(rs.getString("op_type")),
-                            rs.getString("module_key"),
-                            servers,
-                            demand,
-                            result);
-                    return operations
-                            .computeIfAbsent(batch, b -> new TreeMap<>())
-                            .put(index, row);
-                })
-                .list();
         var batches = new HashMap<Long, BatchRecord>();
         headers.forEach((batch, header) -> {
             var ops = new ArrayList<SealedOperation>();
@@ -411,6 +411,15 @@ final class JdbiOperationLog implements OperationLog {
 
     private static String key(long batch, int op, int index) {
         return batch + "/" + op + "/" + index;
+    }
+
+    private static Header header(ResultSet rs) throws SQLException {
+        return new Header(
+                BatchStatus.valueOf(rs.getString("status")),
+                rs.getString("requested_by"),
+                new Epoch(rs.getLong("leader_epoch")),
+                Rows.instant(rs, "created_at"),
+                Rows.instant(rs, "updated_at"));
     }
 
     private record Header(BatchStatus status, String requestedBy, Epoch epoch, Instant createdAt, Instant updatedAt) {}
