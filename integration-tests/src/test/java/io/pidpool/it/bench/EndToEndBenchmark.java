@@ -1,0 +1,365 @@
+package io.pidpool.it.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.pidpool.client.PidAccount;
+import io.pidpool.client.PidClient;
+import io.pidpool.client.PidListener;
+import io.pidpool.server.runtime.StandaloneServer;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.zookeeper.AsyncCallback;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * The hand-out as a user sees it, through public paths only: a standalone PidPool (embedded
+ * ZooKeeper and Redis, H2, the HTTP API) and {@code instances} real {@link PidClient}s of one module
+ * in this JVM. Per round, the clock starts when {@code POST /api/v1/batches} of {@code pids} new PIDs
+ * is sent and stops when the last of them has returned from {@code onAssigned} on some client. The
+ * round's PIDs are then deleted (through the API) and every client waits until it holds nothing.
+ * The first round is reported apart (cold); the others are warm.
+ *
+ * <p>Baseline in the same run, after each round: {@code pids} asynchronous creates of nodes of a PID
+ * node's size into the same ZooKeeper by a fresh session (the floor: the leader writes at least one
+ * node per PID, and every client reads and acknowledges it). Also printed: the POST's own answer
+ * time, and per client at start: {@code start()} until registered, threads and heap.
+ *
+ * <p>Arguments ({@code key=value}): {@code pids} (1000), {@code instances} (50), {@code rounds} (6,
+ * the first cold), {@code sharedRedis} (1: the clients share one {@link RedissonClient}, as modules
+ * of one business JVM would; 0: one each), {@code timeoutSec} (120). Not a test: nothing asserts.
+ * Command: docs/benchmarks.md.
+ */
+public final class EndToEndBenchmark {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TOKEN = "bench-admin-token-0123456789abcdef";
+    private static final String MODULE = "dept#bench#e2e";
+
+    private EndToEndBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Integer> o = new LinkedHashMap<>();
+        o.put("pids", 1000);
+        o.put("instances", 50);
+        o.put("rounds", 6);
+        o.put("sharedRedis", 1);
+        o.put("timeoutSec", 120);
+        AllocationBenchmark.parseArgs(args, o);
+        try {
+            run(o);
+        } finally {
+            System.out.flush();
+        }
+        System.exit(0); // embedded servers' non-daemon threads
+    }
+
+    private static void run(Map<String, Integer> o) throws Exception {
+        int pids = o.get("pids");
+        int instances = o.get("instances");
+        Duration timeout = Duration.ofSeconds(o.get("timeoutSec"));
+        Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir")));
+        Path data = Files.createTempDirectory("pidpool-e2e-bench");
+        System.out.printf(
+                Locale.ROOT,
+                "end-to-end hand-out: %,d PIDs to %d PidClients (one module), %d rounds, sharedRedis=%d, %d cores%n",
+                pids,
+                instances,
+                o.get("rounds"),
+                o.get("sharedRedis"),
+                Runtime.getRuntime().availableProcessors());
+        try (StandaloneServer stack =
+                new StandaloneServer(new StandaloneServer.Options(0, 0, 0, data, TOKEN)).start()) {
+            String base = "http://127.0.0.1:" + stack.server().httpPort();
+            String key = Files.readString(data.resolve("secret.key"), StandardCharsets.US_ASCII)
+                    .trim();
+            Api api = new Api(base);
+            api.send(
+                    "PUT",
+                    "/api/v1/modules/" + MODULE.replace("#", "%23"),
+                    "{\"servers\":" + instances + ",\"monthlyDemand\":0}");
+
+            Hand hand = new Hand();
+            RedissonClient shared = null;
+            if (o.get("sharedRedis") == 1) {
+                Config config = new Config();
+                config.useSingleServer().setAddress(stack.redis().address());
+                shared = Redisson.create(config);
+            }
+            List<PidClient> clients = new ArrayList<>();
+            List<Double> startMs = new ArrayList<>();
+            long threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+            long heapBefore = usedHeapAfterGc();
+            try {
+                for (int i = 0; i < instances; i++) {
+                    PidClient.Builder b = PidClient.builder()
+                            .connectString(stack.zookeeper().connectString())
+                            .cluster(stack.server().config().cluster())
+                            .module(MODULE)
+                            .instanceId("e2e-" + i)
+                            .sessionTimeout(Duration.ofSeconds(10))
+                            .startTimeout(Duration.ofSeconds(60))
+                            .secretKey(key)
+                            .listener(hand);
+                    b = shared != null
+                            ? b.redisson(shared)
+                            : b.redisAddress(stack.redis().address());
+                    PidClient client = b.build();
+                    long t0 = System.nanoTime();
+                    client.start();
+                    startMs.add((System.nanoTime() - t0) / 1e6);
+                    clients.add(client);
+                }
+                double first = startMs.get(0);
+                long threads = ManagementFactory.getThreadMXBean().getThreadCount() - threadsBefore;
+                long heap = usedHeapAfterGc() - heapBefore;
+                Collections.sort(startMs);
+                System.out.printf(
+                        Locale.ROOT,
+                        "per client: start() until registered median %.1f ms, max %.1f ms (first %.1f ms);"
+                                + " %.1f threads; %.2f MB heap%n",
+                        startMs.get(startMs.size() / 2),
+                        startMs.get(startMs.size() - 1),
+                        first,
+                        threads / (double) instances,
+                        heap / (double) instances / 1e6);
+
+                List<Row> rows = new ArrayList<>();
+                for (int r = 0; r < o.get("rounds"); r++) {
+                    List<String> ids = new ArrayList<>(pids);
+                    for (int i = 0; i < pids; i++) {
+                        ids.add("r" + r + "-" + i);
+                    }
+                    hand.expect(pids);
+                    long t0 = System.nanoTime();
+                    JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
+                    long answered = System.nanoTime();
+                    if (!hand.await(timeout)) {
+                        throw new IllegalStateException("round " + r + ": only " + hand.assigned.get() + " of " + pids
+                                + " assigned after " + timeout + " (batch " + batch + ")");
+                    }
+                    long handout = hand.lastAssignedAt.get() - t0;
+                    api.send("POST", "/api/v1/batches?wait=true", delete(ids));
+                    hand.awaitNoneHeld(timeout);
+                    long floor = rawCreates(stack.zookeeper().connectString(), pids, r);
+                    rows.add(new Row(r, handout, answered - t0, floor));
+                    System.out.printf(
+                            Locale.ROOT,
+                            "round %d (%s): POST -> last onAssigned %.1f ms (POST answered in %.1f ms);"
+                                    + " raw creates %.1f ms; ratio %.2f%n",
+                            r,
+                            r == 0 ? "cold" : "warm",
+                            handout / 1e6,
+                            (answered - t0) / 1e6,
+                            floor / 1e6,
+                            handout / (double) floor);
+                }
+                summary(rows, pids, instances);
+                if (hand.doubleHolds.get() > 0) {
+                    System.out.println("WARNING: " + hand.doubleHolds.get() + " double holds seen by the listener");
+                }
+            } finally {
+                for (PidClient c : clients) {
+                    c.close();
+                }
+                if (shared != null) {
+                    shared.shutdown();
+                }
+            }
+        }
+    }
+
+    private record Row(int round, long handoutNanos, long postNanos, long floorNanos) {}
+
+    private static void summary(List<Row> rows, int pids, int instances) {
+        Row cold = rows.get(0);
+        List<Row> warm = rows.subList(1, rows.size());
+        System.out.printf(
+                Locale.ROOT,
+                "SUMMARY %,d/%d cold: %.1f ms (%.2fx raw creates)%n",
+                pids,
+                instances,
+                cold.handoutNanos() / 1e6,
+                cold.handoutNanos() / (double) cold.floorNanos());
+        if (!warm.isEmpty()) {
+            List<Double> ms =
+                    warm.stream().map(r -> r.handoutNanos() / 1e6).sorted().toList();
+            List<Double> ratios = warm.stream()
+                    .map(r -> r.handoutNanos() / (double) r.floorNanos())
+                    .sorted()
+                    .toList();
+            System.out.printf(
+                    Locale.ROOT,
+                    "SUMMARY %,d/%d warm (%d rounds): median %.1f ms, min %.1f, max %.1f;"
+                            + " ratio to raw creates median %.2fx%n",
+                    pids,
+                    instances,
+                    warm.size(),
+                    ms.get(ms.size() / 2),
+                    ms.get(0),
+                    ms.get(ms.size() - 1),
+                    ratios.get(ratios.size() / 2));
+        }
+    }
+
+    private static String add(List<String> ids) throws Exception {
+        ObjectNode body = JSON.createObjectNode();
+        ObjectNode op = body.putArray("operations").addObject();
+        op.put("type", "ADD").put("module", MODULE);
+        ArrayNode pids = op.putArray("pids");
+        for (String id : ids) {
+            pids.addObject().put("id", id).put("secret", "pw-" + id).put("monthlyQuota", 10_000);
+        }
+        return JSON.writeValueAsString(body);
+    }
+
+    private static String delete(List<String> ids) throws Exception {
+        ObjectNode body = JSON.createObjectNode();
+        ObjectNode op = body.putArray("operations").addObject();
+        op.put("type", "DELETE");
+        ArrayNode pids = op.putArray("pids");
+        ids.forEach(pids::add);
+        return JSON.writeValueAsString(body);
+    }
+
+    /** {@code count} asynchronous creates of ~PID-node-sized nodes by a fresh session; nanos. */
+    private static long rawCreates(String connect, int count, int round) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(connect, 10_000, e -> {
+            if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        try {
+            connected.await(30, TimeUnit.SECONDS);
+            String root = "/e2e-floor-" + round;
+            zk.create(root, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+            byte[] data = new byte[400]; // a PID node: state, sealed secret, quota, attributes
+            CountDownLatch done = new CountDownLatch(count);
+            AtomicInteger failed = new AtomicInteger();
+            AsyncCallback.StringCallback cb = (rc, path, ctx, name) -> {
+                if (rc != 0) {
+                    failed.incrementAndGet();
+                }
+                done.countDown();
+            };
+            long t0 = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                zk.create(root + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT, cb, null);
+            }
+            done.await(120, TimeUnit.SECONDS);
+            long took = System.nanoTime() - t0;
+            if (failed.get() > 0) {
+                throw new IllegalStateException(failed.get() + " raw creates failed");
+            }
+            return took;
+        } finally {
+            zk.close();
+        }
+    }
+
+    private static long usedHeapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        Runtime rt = Runtime.getRuntime();
+        return rt.totalMemory() - rt.freeMemory();
+    }
+
+    /** Every client's listener: counts assignments of the current round, and what is held where. */
+    private static final class Hand implements PidListener {
+        final AtomicInteger assigned = new AtomicInteger();
+        final AtomicInteger held = new AtomicInteger();
+        final AtomicInteger doubleHolds = new AtomicInteger();
+        final AtomicLong lastAssignedAt = new AtomicLong();
+        final Map<String, Boolean> holding = new java.util.concurrent.ConcurrentHashMap<>();
+        final AtomicReference<CountDownLatch> all = new AtomicReference<>(new CountDownLatch(0));
+        volatile int expected;
+
+        void expect(int count) {
+            assigned.set(0);
+            expected = count;
+            all.set(new CountDownLatch(count));
+        }
+
+        boolean await(Duration timeout) throws InterruptedException {
+            return all.get().await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        void awaitNoneHeld(Duration timeout) throws InterruptedException {
+            long until = System.nanoTime() + timeout.toNanos();
+            while (held.get() > 0) {
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException(held.get() + " PIDs still held after the delete");
+                }
+                Thread.sleep(5);
+            }
+        }
+
+        @Override
+        public void onAssigned(PidAccount account) {
+            if (holding.putIfAbsent(account.id(), Boolean.TRUE) != null) {
+                doubleHolds.incrementAndGet();
+            }
+            held.incrementAndGet();
+            lastAssignedAt.accumulateAndGet(System.nanoTime(), Math::max);
+            assigned.incrementAndGet();
+            all.get().countDown();
+        }
+
+        @Override
+        public void onRevoked(PidAccount account) {
+            holding.remove(account.id());
+            held.decrementAndGet();
+        }
+    }
+
+    /** The operator's HTTP API with the admin token. */
+    private static final class Api {
+        private final String base;
+        private final HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+        Api(String base) {
+            this.base = base;
+        }
+
+        JsonNode send(String method, String path, String body) throws Exception {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(base + path))
+                    .header("Authorization", "Bearer " + TOKEN)
+                    .header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(120))
+                    .method(method, HttpRequest.BodyPublishers.ofString(body))
+                    .build();
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() >= 300) {
+                throw new IllegalStateException(
+                        method + " " + path + " -> " + response.statusCode() + " " + response.body());
+            }
+            return response.body().isEmpty() ? JSON.nullNode() : JSON.readTree(response.body());
+        }
+    }
+}
