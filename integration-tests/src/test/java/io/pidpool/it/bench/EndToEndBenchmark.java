@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pidpool.client.PidAccount;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.PidListener;
+import io.pidpool.it.server.ServerProcess;
+import io.pidpool.it.zk.ZooKeepers;
 import io.pidpool.server.runtime.StandaloneServer;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -16,8 +18,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.test.TestingCluster;
 import org.apache.zookeeper.AsyncCallback;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
@@ -51,7 +59,11 @@ import org.redisson.config.Config;
  *
  * <p>Arguments ({@code key=value}): {@code pids} (1000), {@code instances} (50), {@code rounds} (6,
  * the first cold), {@code sharedRedis} (1: the clients share one {@link RedissonClient}, as modules
- * of one business JVM would; 0: one each), {@code timeoutSec} (120). Not a test: nothing asserts.
+ * of one business JVM would; 0: one each), {@code timeoutSec} (120), {@code production} (0; 1: the
+ * production shape instead of the standalone: three {@code server --config} processes on a
+ * three-server curator-test ensemble, a fresh schema on the PostgreSQL of {@code
+ * PIDPOOL_TEST_POSTGRES_URL} and the Redis of {@code PIDPOOL_TEST_REDIS_URL}, batches posted to a
+ * follower). Not a test: nothing asserts.
  * Command: docs/benchmarks.md.
  */
 public final class EndToEndBenchmark {
@@ -68,6 +80,7 @@ public final class EndToEndBenchmark {
         o.put("rounds", 6);
         o.put("sharedRedis", 1);
         o.put("timeoutSec", 120);
+        o.put("production", 0);
         AllocationBenchmark.parseArgs(args, o);
         try {
             run(o);
@@ -85,17 +98,19 @@ public final class EndToEndBenchmark {
         Path data = Files.createTempDirectory("pidpool-e2e-bench");
         System.out.printf(
                 Locale.ROOT,
-                "end-to-end hand-out: %,d PIDs to %d PidClients (one module), %d rounds, sharedRedis=%d, %d cores%n",
+                "end-to-end hand-out (%s): %,d PIDs to %d PidClients (one module), %d rounds, sharedRedis=%d,"
+                        + " %d cores%n",
+                o.get("production") == 1
+                        ? "3 servers, 3-server ZooKeeper ensemble, PostgreSQL, Redis"
+                        : "standalone: embedded ZooKeeper and Redis, H2",
                 pids,
                 instances,
                 o.get("rounds"),
                 o.get("sharedRedis"),
                 Runtime.getRuntime().availableProcessors());
-        try (StandaloneServer stack =
-                new StandaloneServer(new StandaloneServer.Options(0, 0, 0, data, TOKEN)).start()) {
-            String base = "http://127.0.0.1:" + stack.server().httpPort();
-            String key = Files.readString(data.resolve("secret.key"), StandardCharsets.US_ASCII)
-                    .trim();
+        try (Stack stack = o.get("production") == 1 ? Stack.production(data) : Stack.standalone(data)) {
+            String base = stack.httpBase();
+            String key = stack.secretKey();
             Api api = new Api(base);
             api.send(
                     "PUT",
@@ -106,7 +121,7 @@ public final class EndToEndBenchmark {
             RedissonClient shared = null;
             if (o.get("sharedRedis") == 1) {
                 Config config = new Config();
-                config.useSingleServer().setAddress(stack.redis().address());
+                config.useSingleServer().setAddress(stack.redisAddress());
                 shared = Redisson.create(config);
             }
             List<PidClient> clients = new ArrayList<>();
@@ -116,17 +131,15 @@ public final class EndToEndBenchmark {
             try {
                 for (int i = 0; i < instances; i++) {
                     PidClient.Builder b = PidClient.builder()
-                            .connectString(stack.zookeeper().connectString())
-                            .cluster(stack.server().config().cluster())
+                            .connectString(stack.zkConnect())
+                            .cluster(stack.cluster())
                             .module(MODULE)
                             .instanceId("e2e-" + i)
                             .sessionTimeout(Duration.ofSeconds(10))
                             .startTimeout(Duration.ofSeconds(60))
                             .secretKey(key)
                             .listener(hand);
-                    b = shared != null
-                            ? b.redisson(shared)
-                            : b.redisAddress(stack.redis().address());
+                    b = shared != null ? b.redisson(shared) : b.redisAddress(stack.redisAddress());
                     PidClient client = b.build();
                     long t0 = System.nanoTime();
                     client.start();
@@ -164,7 +177,7 @@ public final class EndToEndBenchmark {
                     long handout = hand.lastAssignedAt.get() - t0;
                     api.send("POST", "/api/v1/batches?wait=true", delete(ids));
                     hand.awaitNoneHeld(timeout);
-                    long floor = rawCreates(stack.zookeeper().connectString(), pids, r);
+                    long floor = rawCreates(stack.zkConnect(), pids, r);
                     rows.add(new Row(r, handout, answered - t0, floor));
                     System.out.printf(
                             Locale.ROOT,
@@ -334,6 +347,136 @@ public final class EndToEndBenchmark {
         public void onRevoked(PidAccount account) {
             holding.remove(account.id());
             held.decrementAndGet();
+        }
+    }
+
+    /** What the benchmark runs against. */
+    private interface Stack extends AutoCloseable {
+        String httpBase();
+
+        String zkConnect();
+
+        String cluster();
+
+        String redisAddress();
+
+        String secretKey() throws Exception;
+
+        static Stack standalone(Path data) {
+            StandaloneServer server = new StandaloneServer(new StandaloneServer.Options(0, 0, 0, data, TOKEN)).start();
+            return new Stack() {
+                public String httpBase() {
+                    return "http://127.0.0.1:" + server.server().httpPort();
+                }
+
+                public String zkConnect() {
+                    return server.zookeeper().connectString();
+                }
+
+                public String cluster() {
+                    return server.server().config().cluster();
+                }
+
+                public String redisAddress() {
+                    return server.redis().address();
+                }
+
+                public String secretKey() throws Exception {
+                    return Files.readString(data.resolve("secret.key"), StandardCharsets.US_ASCII)
+                            .trim();
+                }
+
+                public void close() {
+                    server.close();
+                }
+            };
+        }
+
+        static Stack production(Path dir) throws Exception {
+            String postgres =
+                    envOr("PIDPOOL_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/pidpool_test?user=postgres");
+            String redis = envOr("PIDPOOL_TEST_REDIS_URL", "redis://127.0.0.1:6379");
+            String cluster = "e2e" + ProcessHandle.current().pid();
+            String schema = "pp_e2e_" + ProcessHandle.current().pid();
+            try (Connection c = DriverManager.getConnection(postgres);
+                    Statement st = c.createStatement()) {
+                st.execute("CREATE SCHEMA " + schema);
+            }
+            String db = postgres + (postgres.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+            byte[] raw = new byte[32];
+            new SecureRandom().nextBytes(raw);
+            String key = Base64.getEncoder().encodeToString(raw);
+            TestingCluster zk = ZooKeepers.ensemble(3);
+            List<ServerProcess> servers = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    String yml = String.join(
+                            "\n",
+                            "cluster: " + cluster,
+                            "http: { host: 127.0.0.1, port: 0 }",
+                            "zookeeper: { connect: \"" + zk.getConnectString() + "\", sessionTimeoutMs: 5000 }",
+                            "redis: { address: \"" + redis + "\" }",
+                            "database: { url: \"" + db + "\", maxPoolSize: 8 }",
+                            "security:",
+                            "  secretKey: \"" + key + "\"",
+                            "  tokens:",
+                            "    - { name: bench, token: \"" + TOKEN + "\", role: admin }",
+                            "worker: { enabled: false }",
+                            "");
+                    Path config = dir.resolve("server-" + i + ".yml");
+                    Files.writeString(config, yml, StandardCharsets.UTF_8);
+                    servers.add(ServerProcess.start("s" + i, config, TOKEN, dir));
+                }
+                for (ServerProcess s : servers) {
+                    s.awaitReady(Duration.ofSeconds(120));
+                }
+            } catch (Exception | Error e) {
+                servers.forEach(ServerProcess::close);
+                zk.close();
+                throw e;
+            }
+            // post to a follower: the operator's request travels the follower -> database -> leader path
+            String leader = servers.get(0).get("/api/v1/cluster").path("leader").asText("");
+            ServerProcess entry = servers.stream()
+                    .filter(s -> !s.nodeId().equals(leader))
+                    .findFirst()
+                    .orElse(servers.get(0));
+            System.out.println("posting to " + entry + " (leader " + leader + "); logs in " + dir);
+            return new Stack() {
+                public String httpBase() {
+                    return entry.baseUrl();
+                }
+
+                public String zkConnect() {
+                    return zk.getConnectString();
+                }
+
+                public String cluster() {
+                    return cluster;
+                }
+
+                public String redisAddress() {
+                    return redis;
+                }
+
+                public String secretKey() {
+                    return key;
+                }
+
+                public void close() throws Exception {
+                    servers.forEach(ServerProcess::close);
+                    zk.close();
+                    try (Connection c = DriverManager.getConnection(postgres);
+                            Statement st = c.createStatement()) {
+                        st.execute("DROP SCHEMA " + schema + " CASCADE");
+                    }
+                }
+            };
+        }
+
+        private static String envOr(String name, String fallback) {
+            String value = System.getenv(name);
+            return value == null || value.isBlank() ? fallback : value;
         }
     }
 

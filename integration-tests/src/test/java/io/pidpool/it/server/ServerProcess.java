@@ -205,6 +205,11 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
+    /** {@code http://host:port} of its HTTP API, once ready. */
+    public String baseUrl() {
+        return baseUrl;
+    }
+
     /** The node id of this server as the cluster knows it ({@code /api/v1/cluster} {@code self}). */
     public String nodeId() {
         return get("/api/v1/cluster").path("self").asText();
