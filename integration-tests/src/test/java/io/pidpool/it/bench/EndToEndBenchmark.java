@@ -40,6 +40,10 @@ import org.apache.zookeeper.AsyncCallback;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -63,7 +67,9 @@ import org.redisson.config.Config;
  * production shape instead of the standalone: three {@code server --config} processes on a
  * three-server curator-test ensemble, a fresh schema on the PostgreSQL of {@code
  * PIDPOOL_TEST_POSTGRES_URL} and the Redis of {@code PIDPOOL_TEST_REDIS_URL}, batches posted to a
- * follower). Not a test: nothing asserts.
+ * follower), {@code sweep} (0; 1: {@code rounds} rounds at each of 1,000, 2,000, 5,000 and 10,000
+ * PIDs, and a PNG plot of the warm medians in docs/img), {@code naive} (1: also time one synchronous
+ * create per PID, the naive baseline). Not a test: nothing asserts.
  * Command: docs/benchmarks.md.
  */
 public final class EndToEndBenchmark {
@@ -81,6 +87,8 @@ public final class EndToEndBenchmark {
         o.put("sharedRedis", 1);
         o.put("timeoutSec", 120);
         o.put("production", 0);
+        o.put("sweep", 0);
+        o.put("naive", 1);
         AllocationBenchmark.parseArgs(args, o);
         try {
             run(o);
@@ -160,37 +168,20 @@ public final class EndToEndBenchmark {
                         threads / (double) instances,
                         heap / (double) instances / 1e6);
 
-                List<Row> rows = new ArrayList<>();
-                for (int r = 0; r < o.get("rounds"); r++) {
-                    List<String> ids = new ArrayList<>(pids);
-                    for (int i = 0; i < pids; i++) {
-                        ids.add("r" + r + "-" + i);
+                List<Integer> sizes = o.get("sweep") == 1 ? SWEEP : List.of(pids);
+                Map<Integer, List<Row>> bySize = new LinkedHashMap<>();
+                int round = 0;
+                for (int size : sizes) {
+                    List<Row> rows = new ArrayList<>();
+                    for (int r = 0; r < o.get("rounds"); r++, round++) {
+                        rows.add(round(api, hand, stack, size, round, timeout, o.get("naive") == 1));
                     }
-                    hand.expect(pids);
-                    long t0 = System.nanoTime();
-                    JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
-                    long answered = System.nanoTime();
-                    if (!hand.await(timeout)) {
-                        throw new IllegalStateException("round " + r + ": only " + hand.assigned.get() + " of " + pids
-                                + " assigned after " + timeout + " (batch " + batch + ")");
-                    }
-                    long handout = hand.lastAssignedAt.get() - t0;
-                    api.send("POST", "/api/v1/batches?wait=true", delete(ids));
-                    hand.awaitNoneHeld(timeout);
-                    long floor = rawCreates(stack.zkConnect(), pids, r);
-                    rows.add(new Row(r, handout, answered - t0, floor));
-                    System.out.printf(
-                            Locale.ROOT,
-                            "round %d (%s): POST -> last onAssigned %.1f ms (POST answered in %.1f ms);"
-                                    + " raw creates %.1f ms; ratio %.2f%n",
-                            r,
-                            r == 0 ? "cold" : "warm",
-                            handout / 1e6,
-                            (answered - t0) / 1e6,
-                            floor / 1e6,
-                            handout / (double) floor);
+                    summary(rows, size, instances, round == rows.size());
+                    bySize.put(size, rows);
                 }
-                summary(rows, pids, instances);
+                if (sizes.size() > 1) {
+                    plot(bySize, instances, o.get("production") == 1);
+                }
                 if (hand.doubleHolds.get() > 0) {
                     System.out.println("WARNING: " + hand.doubleHolds.get() + " double holds seen by the listener");
                 }
@@ -205,18 +196,99 @@ public final class EndToEndBenchmark {
         }
     }
 
-    private record Row(int round, long handoutNanos, long postNanos, long floorNanos) {}
+    /** PID counts of {@code sweep=1}. */
+    private static final List<Integer> SWEEP = List.of(1_000, 2_000, 5_000, 10_000);
 
-    private static void summary(List<Row> rows, int pids, int instances) {
-        Row cold = rows.get(0);
-        List<Row> warm = rows.subList(1, rows.size());
+    /** One round: add {@code size} PIDs, wait for every onAssigned, delete them, then the baselines. */
+    private static Row round(Api api, Hand hand, Stack stack, int size, int round, Duration timeout, boolean naive)
+            throws Exception {
+        List<String> ids = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            ids.add("r" + round + "-" + i);
+        }
+        hand.expect(size);
+        long t0 = System.nanoTime();
+        JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
+        long answered = System.nanoTime();
+        if (!hand.await(timeout)) {
+            throw new IllegalStateException("round " + round + ": only " + hand.assigned.get() + " of " + size
+                    + " assigned after " + timeout + " (batch " + batch + ")");
+        }
+        long handout = hand.lastAssignedAt.get() - t0;
+        api.send("POST", "/api/v1/batches?wait=true", delete(ids));
+        hand.awaitNoneHeld(timeout);
+        long floor = creates(stack.zkConnect(), size, "/e2e-floor-" + round, false);
+        long naiveNanos = naive ? creates(stack.zkConnect(), size, "/e2e-naive-" + round, true) : 0;
         System.out.printf(
                 Locale.ROOT,
-                "SUMMARY %,d/%d cold: %.1f ms (%.2fx raw creates)%n",
-                pids,
-                instances,
-                cold.handoutNanos() / 1e6,
-                cold.handoutNanos() / (double) cold.floorNanos());
+                "round %d (%,d PIDs, %s): POST -> last onAssigned %.1f ms (POST answered in %.1f ms);"
+                        + " raw creates %.1f ms; ratio %.2f%s%n",
+                round,
+                size,
+                round == 0 ? "cold" : "warm",
+                handout / 1e6,
+                (answered - t0) / 1e6,
+                floor / 1e6,
+                handout / (double) floor,
+                naive
+                        ? String.format(Locale.ROOT, "; naive (one synchronous create each) %.1f ms", naiveNanos / 1e6)
+                        : "");
+        return new Row(round, handout, answered - t0, floor, naiveNanos);
+    }
+
+    private record Row(int round, long handoutNanos, long postNanos, long floorNanos, long naiveNanos) {}
+
+    private static double median(List<Row> rows, java.util.function.ToLongFunction<Row> value) {
+        List<Long> sorted = rows.stream().map(value::applyAsLong).sorted().toList();
+        return sorted.get(sorted.size() / 2) / 1e6;
+    }
+
+    /** Warm medians against the PID count: PidPool, the naive baseline and the raw-create floor. */
+    private static void plot(Map<Integer, List<Row>> bySize, int instances, boolean production) throws Exception {
+        XYChart chart = new XYChartBuilder()
+                .width(800)
+                .height(500)
+                .title("Hand-out: POST of a batch until the last onAssigned returned (" + instances + " PidClients, "
+                        + (production ? "3 servers, ensemble, PostgreSQL" : "standalone") + ")")
+                .xAxisTitle("PIDs in the batch")
+                .yAxisTitle("ms (warm median)")
+                .build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        List<Integer> x = new ArrayList<>(bySize.keySet());
+        List<Double> pidpool = new ArrayList<>();
+        List<Double> floor = new ArrayList<>();
+        List<Double> naive = new ArrayList<>();
+        for (List<Row> rows : bySize.values()) {
+            List<Row> warm = rows.stream().filter(r -> r.round() > 0).toList();
+            List<Row> use = warm.isEmpty() ? rows : warm;
+            pidpool.add(median(use, Row::handoutNanos));
+            floor.add(median(use, Row::floorNanos));
+            naive.add(median(use, Row::naiveNanos));
+        }
+        chart.addSeries("PidPool end to end", x, pidpool);
+        if (naive.stream().anyMatch(v -> v > 0)) {
+            chart.addSeries("naive: one synchronous create per PID", x, naive);
+        }
+        chart.addSeries("floor: raw asynchronous creates", x, floor);
+        Path out = Path.of("..", "docs", "img", production ? "handout-vs-pids-production" : "handout-vs-pids");
+        Files.createDirectories(out.getParent());
+        BitmapEncoder.saveBitmap(chart, out.toString(), BitmapEncoder.BitmapFormat.PNG);
+        System.out.println("plot: " + out.toAbsolutePath().normalize() + ".png");
+    }
+
+    private static void summary(List<Row> rows, int pids, int instances, boolean firstOfRun) {
+        Row cold = rows.get(0);
+        List<Row> warm = firstOfRun ? rows.subList(1, rows.size()) : rows;
+        if (firstOfRun) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "SUMMARY %,d/%d %s: %.1f ms (%.2fx raw creates)%n",
+                    pids,
+                    instances,
+                    "cold (first round of the run)",
+                    cold.handoutNanos() / 1e6,
+                    cold.handoutNanos() / (double) cold.floorNanos());
+        }
         if (!warm.isEmpty()) {
             List<Double> ms =
                     warm.stream().map(r -> r.handoutNanos() / 1e6).sorted().toList();
@@ -258,8 +330,11 @@ public final class EndToEndBenchmark {
         return JSON.writeValueAsString(body);
     }
 
-    /** {@code count} asynchronous creates of ~PID-node-sized nodes by a fresh session; nanos. */
-    private static long rawCreates(String connect, int count, int round) throws Exception {
+    /**
+     * {@code count} creates of ~PID-node-sized nodes under {@code root} by a fresh session, all at once
+     * (asynchronous) or one after the other ({@code sync}); nanos.
+     */
+    private static long creates(String connect, int count, String root, boolean sync) throws Exception {
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(connect, 10_000, e -> {
             if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
@@ -268,7 +343,6 @@ public final class EndToEndBenchmark {
         });
         try {
             connected.await(30, TimeUnit.SECONDS);
-            String root = "/e2e-floor-" + round;
             zk.create(root, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
             byte[] data = new byte[400]; // a PID node: state, sealed secret, quota, attributes
             CountDownLatch done = new CountDownLatch(count);
@@ -281,7 +355,12 @@ public final class EndToEndBenchmark {
             };
             long t0 = System.nanoTime();
             for (int i = 0; i < count; i++) {
-                zk.create(root + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT, cb, null);
+                if (sync) {
+                    zk.create(root + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                    done.countDown();
+                } else {
+                    zk.create(root + "/n" + i, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT, cb, null);
+                }
             }
             done.await(120, TimeUnit.SECONDS);
             long took = System.nanoTime() - t0;
