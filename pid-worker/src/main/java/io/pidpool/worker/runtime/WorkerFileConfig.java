@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -102,9 +103,20 @@ public final class WorkerFileConfig {
         }
     }
 
+    static final String ZOOKEEPER_AUTH = "zookeeper.auth";
+
     /** The ZooKeeper identity ({@code zookeeper.auth}), validated by {@link #load}. */
-    ZooKeeperAuth zooKeeperAuth() {
-        return ZooKeeperAuth.of(zookeeper.auth);
+    ZkAuth zooKeeperAuth() {
+        try {
+            return ZkAuth.of(zookeeper.auth);
+        } catch (PidPoolException e) {
+            // the SDK's message, with the environment variable a worker operator may have used
+            throw PidPoolException.invalid(
+                    ZOOKEEPER_AUTH,
+                    "%s (or PIDPOOL_ZOOKEEPER_AUTH) must be user:password (ZooKeeper digest): a non-empty user"
+                            + " without whitespace, a colon, a non-empty password",
+                    ZOOKEEPER_AUTH);
+        }
     }
 
     /** The worker settings, validated. */

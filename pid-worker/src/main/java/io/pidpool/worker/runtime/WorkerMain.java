@@ -2,6 +2,7 @@ package io.pidpool.worker.runtime;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
@@ -100,7 +101,7 @@ public final class WorkerMain implements Callable<Integer> {
         WorkerFileConfig cfg = loadConfig();
         WorkerConfig workerConfig = cfg.workerConfig();
         Map<String, TaskHandler> handlers = discoverHandlers();
-        ZooKeeperAuth auth = cfg.zooKeeperAuth();
+        ZkAuth auth = cfg.zooKeeperAuth();
         List<WorkerPool> pools = new ArrayList<>();
         List<CountingWorkerMetrics> metrics = new ArrayList<>();
         try (CuratorFramework curator = connect(cfg, auth);
@@ -141,7 +142,7 @@ public final class WorkerMain implements Callable<Integer> {
                     cfg.group,
                     pools.stream().map(WorkerPool::memberId).toList(),
                     handlers.keySet(),
-                    auth);
+                    auth.enabled() ? "digest user " + auth.user() : "none");
             stop.await();
             pools.forEach(WorkerPool::close);
             for (int i = 0; i < pools.size(); i++) {
@@ -193,7 +194,7 @@ public final class WorkerMain implements Callable<Integer> {
      * @throws PidPoolException UNAVAILABLE if ZooKeeper does not answer within {@code
      *     connectionTimeoutMs}; FORBIDDEN ({@code zookeeper.auth}) if it answers NoAuth
      */
-    static CuratorFramework connect(WorkerFileConfig cfg, ZooKeeperAuth auth) {
+    static CuratorFramework connect(WorkerFileConfig cfg, ZkAuth auth) {
         String namespace = new ZkLayout(cfg.cluster).namespace();
         CuratorFramework c = auth.configure(
                         CuratorFrameworkFactory.builder()
@@ -230,7 +231,7 @@ public final class WorkerMain implements Callable<Integer> {
      * node can be created too. ZooKeeper accepts any digest at connect time; a wrong password only
      * shows as NoAuth here.
      */
-    private static void checkAccess(CuratorFramework c, String root, String group, ZooKeeperAuth auth) {
+    private static void checkAccess(CuratorFramework c, String root, String group, ZkAuth auth) {
         for (String path : List.of(root, root + "/workers", root + "/workers/" + group)) {
             try {
                 c.getData().forPath(path);
@@ -239,7 +240,7 @@ public final class WorkerMain implements Callable<Integer> {
             } catch (KeeperException.NoAuthException e) {
                 throw new PidPoolException(
                         ErrorCode.FORBIDDEN,
-                        ZooKeeperAuth.KEY,
+                        WorkerFileConfig.ZOOKEEPER_AUTH,
                         auth.enabled()
                                 ? "ZooKeeper denied digest user '" + auth.user() + "' reading " + path
                                         + " (NoAuth): zookeeper.auth (or PIDPOOL_ZOOKEEPER_AUTH) must be the"

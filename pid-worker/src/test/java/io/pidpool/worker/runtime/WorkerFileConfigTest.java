@@ -3,6 +3,7 @@ package io.pidpool.worker.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -87,7 +88,7 @@ class WorkerFileConfigTest {
         assertThat(fromEnv.zookeeper.auth).isEqualTo("ops:env-secret");
         assertThat(fromEnv.zooKeeperAuth().user()).isEqualTo("ops");
         assertThat(fromEnv.zooKeeperAuth().acl())
-                .isEqualTo(ZooKeeperAuth.of("ops:env-secret").acl());
+                .isEqualTo(ZkAuth.of("ops:env-secret").acl());
         // unset: none; an empty variable turns it off
         assertThat(WorkerFileConfig.load(yaml("database: { url: x }"), Map.of())
                         .zooKeeperAuth()
