@@ -135,6 +135,7 @@ public final class EndToEndBenchmark {
             List<PidClient> clients = new ArrayList<>();
             List<Double> startMs = new ArrayList<>();
             long threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+            Map<String, Integer> namesBefore = threadNames();
             long heapBefore = usedHeapAfterGc();
             try {
                 for (int i = 0; i < instances; i++) {
@@ -168,6 +169,10 @@ public final class EndToEndBenchmark {
                         threads / (double) instances,
                         heap / (double) instances / 1e6);
 
+                Map<String, Integer> namesAfter = threadNames();
+                namesBefore.forEach((name, n) -> namesAfter.merge(name, -n, Integer::sum));
+                namesAfter.values().removeIf(n -> n <= 0);
+                System.out.println("threads the clients added, by name: " + namesAfter);
                 List<Integer> sizes = o.get("sweep") == 1 ? SWEEP : List.of(pids);
                 Map<Integer, List<Row>> bySize = new LinkedHashMap<>();
                 int round = 0;
@@ -371,6 +376,15 @@ public final class EndToEndBenchmark {
         } finally {
             zk.close();
         }
+    }
+
+    /** Live threads by name, digits folded ({@code pool-3-thread-7} -> {@code pool-#-thread-#}). */
+    private static Map<String, Integer> threadNames() {
+        Map<String, Integer> names = new java.util.TreeMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            names.merge(t.getName().replaceAll("\\d+", "#"), 1, Integer::sum);
+        }
+        return names;
     }
 
     private static long usedHeapAfterGc() {

@@ -4,9 +4,9 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.ids.SlotNodes.Holding;
 import io.pidpool.client.zk.ZkAuth;
 import io.pidpool.client.zk.ZkSessions;
-import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.WorkerSlot;
 import io.pidpool.core.id.WorkerSlots;
@@ -14,19 +14,13 @@ import io.pidpool.core.id.WorkerSlotsExhaustedException;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.WorkerIdRegistry;
 import io.pidpool.core.protocol.ZkLayout;
-import java.net.InetAddress;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -36,21 +30,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.data.ACL;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,6 +86,10 @@ import org.slf4j.LoggerFactory;
  * session is then the participant's; it never closes a given client. Paths are resolved under {@code
  * pidpool/<cluster>} whatever namespace the given client has.
  *
+ * <p><b>Size.</b> The node operations live in {@link SlotNodes}; what stays here is the holding
+ * state and every path that changes it (acquire, release, connection and node events, loss), kept in
+ * one class so that its locking can be read in one place.
+ *
  * <p>Concurrency: {@code lock} guards the holding state; {@link #acquire} and {@link #release} hold
  * it for their ZooKeeper calls (bounded by the operation timeout and ZooKeeper's own timeouts).
  * {@code markLock} serialises {@link #reserve}, so that mark writes never wait behind an acquire.
@@ -108,45 +99,15 @@ import org.slf4j.LoggerFactory;
 public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private static final Logger log = LoggerFactory.getLogger(CuratorWorkerIdRegistry.class);
     private static final AtomicInteger REGISTRIES = new AtomicInteger();
-    private static final AtomicInteger OWNERS = new AtomicInteger();
-    private static final int CLAIM_ATTEMPTS = 5;
-    private static final int MAX_HOST_PREFIX = 40;
-
-    /** A slot node created by one session, and what this participant knows about its mark. */
-    private static final class Holding {
-        final WorkerSlot slot;
-        final long sessionId;
-        final String nodePath;
-        final String markPath;
-        final long floorMillis;
-        // guarded by markLock
-        int markVersion;
-
-        Holding(WorkerSlot slot, long sessionId, String nodePath, String markPath, long floorMillis, int markVersion) {
-            this.slot = slot;
-            this.sessionId = sessionId;
-            this.nodePath = nodePath;
-            this.markPath = markPath;
-            this.floorMillis = floorMillis;
-            this.markVersion = markVersion;
-        }
-    }
-
-    /** A slot node that may still be ours and must be deleted when its session can reach ZooKeeper. */
-    private record Orphan(String path, long sessionId) {}
 
     private final CuratorFramework curator;
     private final CuratorFramework namespaced;
     private final boolean ownsCurator;
     private final ZkLayout layout;
     private final String owner;
-    private final String host;
-    private final Clock clock;
     private final Duration operationTimeout;
-    private final List<ACL> acl;
-    private final ACLProvider aclProvider;
+    private final SlotNodes nodes;
     private final String slotsPath;
-    private final String marksPath;
     private final ExecutorService events;
     private final ConnectionStateListener connectionListener;
     private final AtomicReference<Object> generator = new AtomicReference<>();
@@ -162,22 +123,18 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private Holding suspended;
     private LossListener listener;
     private OptionalInt lastSlot = OptionalInt.empty();
-    private final List<Orphan> orphans = new ArrayList<>();
 
     private CuratorWorkerIdRegistry(Builder b, CuratorFramework curator, boolean owns) {
         this.curator = curator;
         this.ownsCurator = owns;
         this.layout = new ZkLayout(b.cluster);
         this.namespaced = curator.usingNamespace(layout.namespace());
-        this.owner = b.owner != null ? b.owner : defaultOwner(b.host);
-        this.host = b.host != null ? b.host : localHostName();
-        this.clock = b.clock;
+        this.owner = b.owner != null ? b.owner : SlotNodes.defaultOwner(b.host);
         this.random = b.random != null ? b.random : new SplittableRandom();
         this.operationTimeout = b.operationTimeout;
-        this.acl = b.zkAuth.acl();
-        this.aclProvider = b.zkAuth.aclProvider(layout.namespace());
-        this.slotsPath = full(layout.workerIds());
-        this.marksPath = full(layout.workerIdMarks());
+        this.nodes =
+                new SlotNodes(layout, owner, b.host != null ? b.host : SlotNodes.localHostName(), b.clock, b.zkAuth);
+        this.slotsPath = nodes.slotsPath();
         int n = REGISTRIES.incrementAndGet();
         this.events = Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "worker-ids-" + n);
@@ -222,7 +179,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             Holding back = suspended;
             if (back != null) {
                 // a failing read leaves it suspended, so that a later acquire can still take it back
-                boolean ours = back.sessionId == session && ownedBy(zk, back.nodePath, session);
+                boolean ours = back.sessionId == session && SlotNodes.ownedBy(zk, back.nodePath, session);
                 suspended = null;
                 if (ours) {
                     log.info(
@@ -232,11 +189,13 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                     return hold(zk, back, listener);
                 }
             }
-            flushOrphans(zk);
-            ensureParents(zk);
+            nodes.flushOrphans(zk);
+            nodes.ensureParents(zk);
             OptionalInt want = preferred.isPresent() ? preferred : lastSlot;
-            for (int slot : WorkerSlots.candidates(children(zk), want, random)) {
-                Holding got = take(zk, session, slot);
+            Set<Integer> taken = nodes.list(zk);
+            lastSeen = taken;
+            for (int slot : WorkerSlots.candidates(taken, want, random)) {
+                Holding got = nodes.take(zk, session, slot);
                 if (got != null) {
                     log.info(
                             "Worker id {} taken by {} on session {} (issue after {})",
@@ -266,11 +225,11 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             listener = null;
             if (h != null) {
                 log.info("Worker id {} released by {}", h.slot.workerId(), owner);
-                orphans.add(new Orphan(h.nodePath, h.sessionId));
+                nodes.forget(h.nodePath, h.sessionId);
             }
             ZooKeeper zk = handle();
             if (zk != null && zk.getState().isConnected()) {
-                flushOrphans(zk);
+                nodes.flushOrphans(zk);
             } // else: deleted when this session reconnects, or gone with it
         }
     }
@@ -281,7 +240,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             return lastSeen;
         }
         try {
-            Set<Integer> taken = parse(namespaced.getChildren().forPath(layout.workerIds()));
+            Set<Integer> taken = SlotNodes.parse(namespaced.getChildren().forPath(layout.workerIds()));
             lastSeen = taken;
             return taken;
         } catch (KeeperException.NoNodeException e) {
@@ -355,36 +314,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             if (!zk.getState().isConnected()) {
                 throw PidPoolException.unavailable("no ZooKeeper connection to reserve worker id " + slot, null);
             }
-            byte[] data = new SlotMark(untilMillis, owner, h.sessionId).encode();
-            for (int attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-                try {
-                    List<OpResult> results =
-                            zk.multi(List.of(Op.check(h.nodePath, -1), Op.setData(h.markPath, data, h.markVersion)));
-                    h.markVersion =
-                            ((OpResult.SetDataResult) results.get(1)).getStat().getVersion();
-                    return true;
-                } catch (KeeperException.BadVersionException e) {
-                    // our own earlier write whose answer was lost, or someone else's
-                    Stat stat = new Stat();
-                    SlotMark now = readMark(zk, h.markPath, stat);
-                    if (now == null
-                            || now.sessionId() != h.sessionId
-                            || !now.owner().equals(owner)) {
-                        log.warn(
-                                "Worker id {}: its mark {} was written by someone else ({}); giving the slot up",
-                                slot.workerId(),
-                                h.markPath,
-                                now);
-                        return false;
-                    }
-                    h.markVersion = stat.getVersion();
-                } catch (KeeperException.NoNodeException e) {
-                    return false;
-                } catch (KeeperException | InterruptedException e) {
-                    throw failure("reserving worker id " + slot.workerId(), e);
-                }
-            }
-            return false;
+            return nodes.writeMark(zk, h, untilMillis);
         }
     }
 
@@ -393,23 +323,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
      * read are left out.
      */
     public Map<Integer, SlotHolder> holders() {
-        Map<Integer, SlotHolder> holders = new TreeMap<>();
-        try {
-            for (int slot : parse(namespaced.getChildren().forPath(layout.workerIds()))) {
-                try {
-                    holders.put(slot, SlotHolder.decode(namespaced.getData().forPath(layout.workerId(slot))));
-                } catch (KeeperException.NoNodeException gone) {
-                    // released meanwhile
-                } catch (PidPoolException malformed) {
-                    log.warn("Unreadable holder data in {}: {}", full(layout.workerId(slot)), malformed.getMessage());
-                }
-            }
-        } catch (KeeperException.NoNodeException e) {
-            return Map.of();
-        } catch (Exception e) {
-            throw failure("listing " + slotsPath, e);
-        }
-        return holders;
+        return nodes.holders(namespaced);
     }
 
     /** Where the slot nodes live: {@code /pidpool/<cluster>/worker-ids}. */
@@ -450,70 +364,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         return h.slot;
     }
 
-    /** Creates the slot node and claims its mark; {@code null} if someone else holds the slot. */
-    private Holding take(ZooKeeper zk, long session, int slot) {
-        String node = full(layout.workerId(slot));
-        String mark = full(layout.workerIdMark(slot));
-        byte[] data = new SlotHolder(owner, host, session, clock.millis()).encode();
-        try {
-            zk.create(node, data, acl, CreateMode.EPHEMERAL);
-        } catch (KeeperException.NodeExistsException e) {
-            if (!ownedBy(zk, node, session)) {
-                return null;
-            }
-        } catch (KeeperException.ConnectionLossException e) {
-            orphans.add(new Orphan(node, session)); // it may have been created
-            throw failure("creating " + node, e);
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("creating " + node, e);
-        }
-        try {
-            long[] claim = claimMark(zk, session, node, mark);
-            return new Holding(new WorkerSlot(slot, owner), session, node, mark, claim[0], (int) claim[1]);
-        } catch (PidPoolException e) {
-            orphans.add(new Orphan(node, session));
-            flushOrphans(zk);
-            if (e.code() == ErrorCode.INVALID_ARGUMENT) {
-                log.error(
-                        "Worker id {} skipped: its mark {} is unreadable ({}); an operator must repair or delete"
-                                + " it (it holds the last issued timestamp)",
-                        slot,
-                        mark,
-                        e.getMessage());
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /** Reads the slot's mark and writes it back as ours: {@code {floorMillis, markVersion}}. */
-    private long[] claimMark(ZooKeeper zk, long session, String node, String mark) {
-        try {
-            try {
-                zk.create(mark, SlotMark.NONE.encode(), acl, CreateMode.PERSISTENT);
-            } catch (KeeperException.NodeExistsException e) {
-                // the usual case: the slot was held before
-            }
-            for (int attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-                Stat stat = new Stat();
-                SlotMark current = SlotMark.decode(zk.getData(mark, false, stat));
-                SlotMark mine = new SlotMark(current.reservedUntilMillis(), owner, session);
-                try {
-                    List<OpResult> results =
-                            zk.multi(List.of(Op.check(node, -1), Op.setData(mark, mine.encode(), stat.getVersion())));
-                    int version =
-                            ((OpResult.SetDataResult) results.get(1)).getStat().getVersion();
-                    return new long[] {current.reservedUntilMillis(), version};
-                } catch (KeeperException.BadVersionException e) {
-                    // a former holder's late write landed in between: read again
-                }
-            }
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("claiming " + mark, e);
-        }
-        throw PidPoolException.unavailable("the mark " + mark + " kept changing while it was being claimed", null);
-    }
-
     private void watch(ZooKeeper zk, Holding h) {
         Watcher watcher = event -> post(() -> onNodeEvent(h, event));
         try {
@@ -525,53 +375,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 Thread.currentThread().interrupt();
             }
             log.debug("Could not watch {}: {}", h.nodePath, e.toString());
-        }
-    }
-
-    private void ensureParents(ZooKeeper zk) {
-        try {
-            // the ACL provider: these may be the first nodes of the cluster (even of /pidpool)
-            ZKPaths.mkdirs(zk, slotsPath, true, aclProvider, false);
-            ZKPaths.mkdirs(zk, marksPath, true, aclProvider, false);
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("creating " + slotsPath, e);
-        }
-    }
-
-    private Set<Integer> children(ZooKeeper zk) {
-        try {
-            Set<Integer> taken = parse(zk.getChildren(slotsPath, false));
-            lastSeen = taken;
-            return taken;
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("listing " + slotsPath, e);
-        }
-    }
-
-    /** Deletes the orphans of the current session; forgets those of other sessions (gone with them). */
-    private void flushOrphans(ZooKeeper zk) {
-        long session = zk.getSessionId();
-        for (Iterator<Orphan> it = orphans.iterator(); it.hasNext(); ) {
-            Orphan o = it.next();
-            if (o.sessionId() != session) {
-                it.remove();
-                continue;
-            }
-            try {
-                Stat stat = zk.exists(o.path(), false);
-                if (stat != null && stat.getEphemeralOwner() == session) {
-                    zk.delete(o.path(), stat.getVersion());
-                }
-                it.remove();
-            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
-                it.remove();
-            } catch (KeeperException | InterruptedException e) {
-                if (e instanceof InterruptedException) {
-                    Thread.currentThread().interrupt();
-                }
-                log.debug("Could not delete {} yet: {}", o.path(), e.toString());
-                return;
-            }
         }
     }
 
@@ -594,7 +397,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             if (suspended != null && suspended.sessionId != zk.getSessionId()) {
                 suspended = null;
             }
-            flushOrphans(zk);
+            nodes.flushOrphans(zk);
         }
     }
 
@@ -698,37 +501,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         }
     }
 
-    private static boolean ownedBy(ZooKeeper zk, String path, long session) {
-        try {
-            Stat stat = zk.exists(path, false);
-            return stat != null && stat.getEphemeralOwner() == session;
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("reading " + path, e);
-        }
-    }
-
-    private static SlotMark readMark(ZooKeeper zk, String path, Stat stat) {
-        try {
-            return SlotMark.decode(zk.getData(path, false, stat));
-        } catch (PidPoolException | KeeperException.NoNodeException e) {
-            return null;
-        } catch (KeeperException | InterruptedException e) {
-            throw failure("reading " + path, e);
-        }
-    }
-
-    private static Set<Integer> parse(List<String> names) {
-        Set<Integer> slots = new HashSet<>();
-        for (String name : names) {
-            WorkerSlots.parse(name).ifPresent(slots::add);
-        }
-        return Set.copyOf(slots);
-    }
-
-    private String full(String relative) {
-        return ZKPaths.makePath(layout.namespace(), relative);
-    }
-
     private void post(Runnable task) {
         try {
             events.execute(guarded(task));
@@ -745,54 +517,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 log.warn("Worker-id registry event failed", e);
             }
         };
-    }
-
-    static PidPoolException failure(String what, Exception e) {
-        if (e instanceof InterruptedException) {
-            Thread.currentThread().interrupt();
-            return PidPoolException.unavailable("interrupted while " + what, e);
-        }
-        if (e instanceof KeeperException ke) {
-            return switch (ke.code()) {
-                case CONNECTIONLOSS,
-                        SESSIONEXPIRED,
-                        SESSIONMOVED,
-                        OPERATIONTIMEOUT,
-                        REQUESTTIMEOUT,
-                        THROTTLEDOP,
-                        NOTREADONLY ->
-                    PidPoolException.unavailable("ZooKeeper unavailable while " + what + ": " + ke.code(), e);
-                default ->
-                    new PidPoolException(
-                            ErrorCode.ILLEGAL_STATE, null, "ZooKeeper refused " + what + ": " + ke.code(), e);
-            };
-        }
-        return PidPoolException.unavailable(what + " failed: " + e, e);
-    }
-
-    static String localHostName() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env.strip();
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return "localhost";
-        }
-    }
-
-    /** {@code <host>-<pid>-<n>}: unique per registry in this JVM, readable for operators. */
-    static String defaultOwner(String host) {
-        String h = (host != null ? host : localHostName()).replaceAll("[^A-Za-z0-9_.-]", "-");
-        if (h.length() > MAX_HOST_PREFIX) {
-            h = h.substring(0, MAX_HOST_PREFIX);
-        }
-        h = h.replaceAll("^[.-]+", "");
-        if (h.isEmpty()) {
-            h = "host";
-        }
-        return h + "-" + ProcessHandle.current().pid() + "-" + OWNERS.incrementAndGet();
     }
 
     /**

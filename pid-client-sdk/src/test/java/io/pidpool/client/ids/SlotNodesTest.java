@@ -62,10 +62,10 @@ class SlotNodesTest {
 
     @Test
     void theDefaultOwnerIsAValidUniqueToken() {
-        String a = CuratorWorkerIdRegistry.defaultOwner("very.long-host name/with:odd*chars".repeat(3));
-        String b = CuratorWorkerIdRegistry.defaultOwner("very.long-host name/with:odd*chars".repeat(3));
+        String a = SlotNodes.defaultOwner("very.long-host name/with:odd*chars".repeat(3));
+        String b = SlotNodes.defaultOwner("very.long-host name/with:odd*chars".repeat(3));
 
         assertThat(a).matches("[A-Za-z0-9_.\\-]{1,64}").isNotEqualTo(b);
-        assertThat(CuratorWorkerIdRegistry.defaultOwner("..")).startsWith("host-");
+        assertThat(SlotNodes.defaultOwner("..")).startsWith("host-");
     }
 }
