@@ -11,6 +11,7 @@ import io.pidpool.core.advice.Recommender;
 import io.pidpool.core.advice.StoredAlert;
 import io.pidpool.core.advice.UsageReport;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.server.usage.UsageReports;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.EnumSet;

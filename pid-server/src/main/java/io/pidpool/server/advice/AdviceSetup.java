@@ -4,32 +4,25 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.advice.AlertRules;
 import io.pidpool.core.advice.Recommender;
-import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.allocation.PlannerPolicy;
-import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.port.AlertStore;
-import io.pidpool.core.port.QuotaLedger;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.config.AdviceConfig;
 import io.pidpool.server.leader.AlertSink;
 import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.PlacementPolicy;
 import io.pidpool.server.leader.PlannerPlacement;
-import io.pidpool.server.leader.ReadModel;
+import io.pidpool.server.usage.UsageReports;
 import io.pidpool.worker.task.JdbiTaskStore;
 import io.pidpool.worker.task.TaskHandler;
 import io.pidpool.worker.task.TaskSchema;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
@@ -108,30 +101,6 @@ public final class AdviceSetup implements AutoCloseable {
         if (webhook != null) {
             handlers.put(WebhookTasks.TYPE, webhook.handler());
         }
-    }
-
-    /**
-     * The interim usage reports: database + the Redis quota ledger + the node's live instances. See
-     * {@link UsageReports} for the seam the leader's usage scan plugs into.
-     */
-    public UsageReports ledgerReports(PidPoolNode node, Repositories repos, Supplier<QuotaLedger> ledger) {
-        return new LedgerUsageReports(
-                repos.pids(),
-                ledger,
-                () -> liveInstances(node),
-                new MonthlyWindow(ZoneOffset.UTC),
-                config.overageTariff(),
-                UsageProjector.blended(),
-                clock);
-    }
-
-    static Map<ModuleKey, Integer> liveInstances(PidPoolNode node) {
-        Map<ModuleKey, Integer> live = new HashMap<>();
-        for (ReadModel.Module module : node.modules()) {
-            live.put(module.key(), (int)
-                    module.instances().stream().filter(ReadModel.Instance::live).count());
-        }
-        return live;
     }
 
     /** Starts the monitoring rounds on {@code node}'s leadership; the monitor also serves the HTTP routes. */

@@ -15,7 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /** {@link UsageFacts} and the metrics' server state from the coordination node's read model (database + its ZooKeeper view). */
-final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
+public final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
     private final PidPoolNode node;
     private final JdbiModuleMoves moves;
 
@@ -24,7 +24,7 @@ final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
     }
 
     /** @param moves {@code null}: module usage is always estimated */
-    NodeUsageFacts(PidPoolNode node, JdbiModuleMoves moves) {
+    public NodeUsageFacts(PidPoolNode node, JdbiModuleMoves moves) {
         this.node = node;
         this.moves = moves;
     }

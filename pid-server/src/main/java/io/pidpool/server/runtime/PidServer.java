@@ -178,8 +178,8 @@ public final class PidServer implements AutoCloseable {
                 usageSync = lifecycle.add("usage sync", sync.start(workers::wakeUp));
             }
             usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, database, clock));
-            AdviceMonitor monitor = lifecycle.add(
-                    "advice monitor", advice.startMonitor(node, database.repositories(clock), usage::latest));
+            AdviceMonitor monitor =
+                    lifecycle.add("advice monitor", advice.startMonitor(node, database.repositories(clock), usage));
             health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.pidpool.client.quota.testing.RedisSupport;
 import io.pidpool.core.advice.AlertState;
 import io.pidpool.core.advice.StoredAlert;
+import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.ModuleKey;
@@ -17,8 +18,11 @@ import io.pidpool.server.config.AdviceConfig;
 import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
+import io.pidpool.server.redis.RedisUsageReader;
+import io.pidpool.server.runtime.NodeUsageFacts;
 import io.pidpool.server.testing.SimulatedInstance;
 import io.pidpool.server.testing.TestCluster;
+import io.pidpool.server.usage.UsageMonitor;
 import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Duration;
@@ -44,6 +48,7 @@ class AdviceIT {
     final String quotaCluster = RedisSupport.randomCluster();
     final AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
     final Clock clock = Clock.systemUTC();
+    UsageMonitor usage;
     TestCluster cluster;
     RedissonClient redis;
     RedisQuotaProvisioner provisioner;
@@ -63,6 +68,9 @@ class AdviceIT {
 
     @AfterEach
     void tearDown() throws Exception {
+        if (usage != null) {
+            usage.close();
+        }
         if (setup != null) {
             setup.close();
         }
@@ -109,6 +117,20 @@ class AdviceIT {
         return node;
     }
 
+    /** The leader's usage scan as the server runs it, every 300 ms. */
+    UsageMonitor usageScan(PidPoolNode node) {
+        usage = new UsageMonitor(
+                        new NodeUsageFacts(node, cluster.database.moduleMoves()),
+                        new RedisUsageReader(redis, provisioner.ledger().keys()),
+                        new MonthlyWindow(ZoneOffset.UTC),
+                        config().overageTariff(),
+                        UsageProjector.blended(),
+                        clock,
+                        Duration.ofMillis(300))
+                .start(Duration.ofMillis(100));
+        return usage;
+    }
+
     /** Spends a PID's whole quota in Redis, once the leader has provisioned its limit. */
     void spendAll(String pid, long amount) {
         QuotaMonth month = new MonthlyWindow(ZoneOffset.UTC).monthOf(clock.instant());
@@ -131,8 +153,7 @@ class AdviceIT {
         PidPoolNode node = startLeader();
         shortPids.forEach(pid -> spendAll(pid, 10_000));
 
-        setup.startMonitor(
-                node, cluster.repositories, setup.ledgerReports(node, cluster.repositories, provisioner::ledger));
+        setup.startMonitor(node, cluster.repositories, usageScan(node));
 
         await().atMost(WAIT).until(() -> applied().size() == 1);
         AuditEntry audit = applied().get(0);
@@ -179,10 +200,7 @@ class AdviceIT {
     void aCooldownTheLeaderRaisesIsStoredOnceAndResolvedWhenItEnds() {
         cluster.addPids(FLAKY, 1, "c", 1);
         startLeader();
-        setup.startMonitor(
-                cluster.nodes.get(0),
-                cluster.repositories,
-                setup.ledgerReports(cluster.nodes.get(0), cluster.repositories, provisioner::ledger));
+        setup.startMonitor(cluster.nodes.get(0), cluster.repositories, usageScan(cluster.nodes.get(0)));
         SimulatedInstance flaky = cluster.startInstance(FLAKY);
         flaky.failOn("c-0");
 
