@@ -130,7 +130,7 @@ public final class ConfigLoader {
      * but not typos either.
      */
     public static final List<String> PROCESS_VARIABLES =
-            List.of("PIDPOOL_LOG_FORMAT", "PIDPOOL_CONFIG", "PIDPOOL_HOME", "PIDPOOL_JAVA_OPTS");
+            List.of("PIDPOOL_LOG_FORMAT", "PIDPOOL_CONFIG", "PIDPOOL_HOME");
 
     /** Prefixes of variables that belong to other tools (the test suites' databases). */
     private static final List<String> FOREIGN_PREFIXES = List.of("PIDPOOL_TEST_");
