@@ -49,7 +49,11 @@ class DistributionIT {
     @AfterEach
     void kill() throws InterruptedException {
         if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            // SIGTERM first: a SIGKILLed standalone leaves its redis-server child running
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
         }
     }
 

@@ -35,7 +35,11 @@ class StandaloneJarIT {
     @AfterEach
     void kill() throws InterruptedException {
         if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            // SIGTERM first: a SIGKILLed standalone leaves its redis-server child running
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
         }
     }
 
