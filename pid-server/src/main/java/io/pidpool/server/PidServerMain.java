@@ -5,6 +5,7 @@ import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.runtime.PidServer;
 import io.pidpool.server.runtime.StandaloneServer;
+import io.pidpool.worker.runtime.StopSignals;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +65,7 @@ public final class PidServerMain implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
+        StopSignals.exitZeroOnStop("pid-server");
         System.exit(run(args, System.out, System.err, System.getenv(), ShutdownHooks.RUNTIME));
     }
 
@@ -73,6 +75,13 @@ public final class PidServerMain implements Callable<Integer> {
      */
     public static int run(
             String[] args, PrintStream out, PrintStream err, Map<String, String> env, ShutdownHooks hooks) {
+        String format = logFormat(env);
+        if (!format.equals("text") && !format.equals("json")) {
+            // logback.xml picks its appender by this name: any other value would silence the logs
+            err.println("pid-server: PIDPOOL_LOG_FORMAT (or -Dpidpool.log.format) must be text or json, was '" + format
+                    + "'");
+            return 2;
+        }
         PidServerMain main = new PidServerMain(out, err);
         CommandLine cli = new CommandLine(main)
                 .addSubcommand("standalone", new Standalone(main, hooks))
@@ -80,6 +89,15 @@ public final class PidServerMain implements Callable<Integer> {
         cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         return cli.execute(args);
+    }
+
+    /** The log format logback.xml chose: the system property, else the variable, else text. */
+    static String logFormat(Map<String, String> env) {
+        String format = System.getProperty("pidpool.log.format");
+        if (format == null) {
+            format = env.getOrDefault("PIDPOOL_LOG_FORMAT", "text");
+        }
+        return format;
     }
 
     @Override
@@ -174,7 +192,12 @@ public final class PidServerMain implements Callable<Integer> {
             return main.runUntilShutdown(
                     hooks,
                     () -> {
-                        ServerConfig loaded = new ConfigLoader(env).load(config);
+                        ConfigLoader loader = new ConfigLoader(env);
+                        // before loading: a typo often also makes the configuration invalid
+                        for (String warning : loader.unknownVariableWarnings()) {
+                            main.err.println("pid-server: warning: " + warning);
+                        }
+                        ServerConfig loaded = loader.load(config);
                         return new PidServer(loaded);
                     },
                     server -> {
@@ -250,12 +273,31 @@ public final class PidServerMain implements Callable<Integer> {
         }
     }
 
-    /** The version from the jar manifest, if any. */
+    /**
+     * The version Maven filtered into {@code version.properties} at build time (the same as the
+     * jar manifest's {@code Implementation-Version}); also right when run from {@code
+     * target/classes}, where there is no manifest.
+     */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = PidServerMain.class.getPackage().getImplementationVersion();
-            return new String[] {"PidPool " + (v == null ? "(development build)" : v)};
+            return new String[] {"PidPool " + version()};
+        }
+
+        static String version() {
+            java.util.Properties p = new java.util.Properties();
+            try (var in = PidServerMain.class.getResourceAsStream("version.properties")) {
+                if (in != null) {
+                    p.load(in);
+                }
+            } catch (java.io.IOException e) {
+                // fall through to the manifest
+            }
+            String v = p.getProperty("version");
+            if (v == null || v.isBlank() || v.startsWith("${")) {
+                v = PidServerMain.class.getPackage().getImplementationVersion();
+            }
+            return v == null ? "(unknown version)" : v;
         }
     }
 }

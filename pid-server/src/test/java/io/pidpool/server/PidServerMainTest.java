@@ -58,7 +58,9 @@ class PidServerMainTest {
         assertThat(run(Map.of(), "server", "--help")).isZero();
         assertThat(out()).contains("--config").contains("PIDPOOL_ZOOKEEPER_CONNECT");
         assertThat(run(Map.of(), "--version")).isZero();
-        assertThat(out()).contains("PidPool");
+        String expected = System.getProperty("pidpool.expected.version");
+        assertThat(expected).as("set by surefire from ${project.version}").isNotBlank();
+        assertThat(out()).contains("PidPool " + expected + System.lineSeparator());
     }
 
     @Test
@@ -98,5 +100,38 @@ class PidServerMainTest {
                 .isEqualTo(1);
         assertThat(err()).contains("--admin-token");
         assertThat(out()).doesNotContain("PidPool ready");
+    }
+
+    @Test
+    void aMisspelledVariableIsReportedNamingTheClosestKey(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("server.yml"), "http: {port: 8080}\n");
+        Map<String, String> env = Map.of(
+                "PIDPOOL_ZOOKEPER_CONNECT", "zk1:2181", // one letter missing
+                "PIDPOOL_HTTP_PROT", "9090", // two letters swapped
+                "PIDPOOL_TEST_POSTGRES_URL", "jdbc:postgresql://x/y", // the tests' own: not reported
+                "PIDPOOL_LOG_FORMAT", "text", // read by logback.xml: not reported
+                "PIDPOOL_DATABASE_URL", "jdbc:h2:mem:x");
+        assertThat(run(env, "server", "--config", file.toString())).isEqualTo(1);
+        assertThat(err())
+                .contains("pid-server: warning: environment variable PIDPOOL_ZOOKEPER_CONNECT names no"
+                        + " configuration key and is ignored; did you mean PIDPOOL_ZOOKEEPER_CONNECT"
+                        + " (zookeeper.connect)?")
+                .contains("PIDPOOL_HTTP_PROT names no configuration key and is ignored; did you mean"
+                        + " PIDPOOL_HTTP_PORT (http.port)?")
+                .doesNotContain("PIDPOOL_TEST_POSTGRES_URL")
+                .doesNotContain("PIDPOOL_LOG_FORMAT")
+                .doesNotContain("PIDPOOL_DATABASE_URL names");
+        // and the key the typo meant is still missing, which the validation says
+        assertThat(err()).contains("zookeeper.connect");
+    }
+
+    @Test
+    void anUnknownLogFormatIsAUsageError() {
+        assertThat(run(Map.of("PIDPOOL_LOG_FORMAT", "xml"), "--version")).isEqualTo(2);
+        assertThat(err())
+                .contains("PIDPOOL_LOG_FORMAT")
+                .contains("text or json")
+                .contains("'xml'");
+        assertThat(PidServerMain.logFormat(Map.of())).isEqualTo("text");
     }
 }

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The shaded {@code pid-server.jar} as a separate process, the way the README runs it: reads the
  * ready line from its standard output, calls it, then sends SIGTERM and checks it shut down
- * cleanly (every port released, so the child {@code redis-server} is gone too).
+ * cleanly with exit code 0 (every port released, so the child {@code redis-server} is gone too). A
+ * second standalone on the same data directory refuses to start while the first runs.
  */
 class StandaloneJarIT {
     /** Set by the failsafe configuration in pid-server/pom.xml; failsafe runs after package. */
@@ -34,7 +35,11 @@ class StandaloneJarIT {
     @AfterEach
     void kill() throws InterruptedException {
         if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            // SIGTERM first: a SIGKILLed standalone leaves its redis-server child running
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
         }
     }
 
@@ -98,11 +103,53 @@ class StandaloneJarIT {
                         .statusCode())
                 .isEqualTo(200);
 
+        // a second standalone on the same data directory refuses before touching its files
+        String secretKeyBefore = Files.readString(dataDir.resolve("secret.key"));
+        int[] others = ItSupport.freePorts(3);
+        Process second = new ProcessBuilder(
+                        java,
+                        "-Xmx128m",
+                        "-Djava.io.tmpdir=" + tmp,
+                        "-jar",
+                        jar.toString(),
+                        "standalone",
+                        "--http-port",
+                        Integer.toString(others[0]),
+                        "--zk-port",
+                        Integer.toString(others[1]),
+                        "--redis-port",
+                        Integer.toString(others[2]),
+                        "--data-dir",
+                        dataDir.toString())
+                .redirectErrorStream(true)
+                .start();
+        String secondOutput = new String(second.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(second.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(second.exitValue()).as(secondOutput).isEqualTo(1);
+        assertThat(secondOutput)
+                .contains("pid-server: cannot start: data directory "
+                        + dataDir.toAbsolutePath().normalize() + " is in use by another standalone (pid "
+                        + process.pid() + ")")
+                .doesNotContain("embedded ZooKeeper")
+                .doesNotContain("embedded Redis");
+        for (int port : others) {
+            assertThat(ItSupport.isFree(port))
+                    .as("the second never listened on %d", port)
+                    .isTrue();
+        }
+        assertThat(Files.readString(dataDir.resolve("secret.key"))).isEqualTo(secretKeyBefore);
+        assertThat(ItSupport.get("http://127.0.0.1:" + ports[0] + "/health", null)
+                        .statusCode())
+                .as("the first still runs")
+                .isEqualTo(200);
+
         process.destroy(); // SIGTERM: the shutdown hook stops HTTP, clients, Redis, ZooKeeper
         assertThat(process.waitFor(60, TimeUnit.SECONDS))
                 .as("exits after SIGTERM")
                 .isTrue();
-        assertThat(process.exitValue()).isEqualTo(143); // 128 + SIGTERM: the JVM's exit after its hooks ran
+        assertThat(process.exitValue())
+                .as("exit code after SIGTERM (docs/runtime.md)")
+                .isZero();
         for (int port : ports) {
             assertThat(ItSupport.isFree(port)).as("port %d released", port).isTrue();
         }

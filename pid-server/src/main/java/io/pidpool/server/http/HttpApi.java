@@ -73,6 +73,19 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    /**
+     * Sees every answered request (for metrics); called on Jetty's thread after the answer, must be
+     * quick and must not throw.
+     */
+    @FunctionalInterface
+    public interface RequestObserver {
+        /**
+         * @param route the matched route template (e.g. {@code /api/v1/modules/{module}}), {@code
+         *     static} for the console's files, {@code unmatched} for a path no route has
+         */
+        void observed(String method, String route, int status, long nanos);
+    }
+
     private enum State {
         NEW,
         STARTED,
@@ -85,6 +98,7 @@ public final class HttpApi implements AutoCloseable {
     private final Javalin app;
     private final Routes routes;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private volatile RequestObserver observer = (method, route, status, nanos) -> {};
 
     /**
      * The shared parts only, without an audit trail for refused writes (tests of one area): add
@@ -113,7 +127,7 @@ public final class HttpApi implements AutoCloseable {
                 files.directory = "/console";
                 files.location = Location.CLASSPATH;
             });
-            config.requestLogger.http(HttpApi::logRequest);
+            config.requestLogger.http(this::logRequest);
         });
         this.routes = new Routes(app, settings.maxRequestBytes(), settings.metricsRequireToken());
         app.beforeMatched(this::authorize);
@@ -168,6 +182,12 @@ public final class HttpApi implements AutoCloseable {
                         ctx -> Routes.answer(
                                 ctx, 200, handler.apply(Routes.principal(ctx).name())),
                         new Routes.Requires(Access.ADMIN)));
+    }
+
+    /** Sets who sees every answered request (metrics); before {@link #start()}. */
+    public HttpApi observe(RequestObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
+        return this;
     }
 
     /** The bound port (the real one when configured with 0). */
@@ -312,7 +332,12 @@ public final class HttpApi implements AutoCloseable {
         };
     }
 
-    private static void logRequest(Context ctx, Float millis) {
+    private void logRequest(Context ctx, Float millis) {
+        try {
+            observer.observed(ctx.method().name(), routeOf(ctx), ctx.statusCode(), (long) (millis * 1_000_000.0));
+        } catch (RuntimeException e) {
+            log.debug("request observer failed: {}", e.toString());
+        }
         Principal principal = ctx.attribute(Routes.PRINCIPAL);
         String who = principal == null ? "-" : principal.name();
         if (ctx.path().equals("/health")) {
@@ -320,5 +345,19 @@ public final class HttpApi implements AutoCloseable {
         } else {
             log.info("{} {} -> {} ({} ms, {})", ctx.method(), ctx.path(), ctx.statusCode(), Math.round(millis), who);
         }
+    }
+
+    /** The matched route template; raw paths would make one metric series per PID or batch id. */
+    private static String routeOf(Context ctx) {
+        String route;
+        try {
+            route = ctx.endpointHandlerPath();
+        } catch (RuntimeException e) {
+            route = null;
+        }
+        if (route == null || route.isEmpty() || route.equals("*")) {
+            return ctx.statusCode() == 404 ? "unmatched" : "static";
+        }
+        return route;
     }
 }

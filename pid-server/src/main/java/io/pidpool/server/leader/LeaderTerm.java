@@ -267,20 +267,23 @@ final class LeaderTerm {
             if (!serving()) {
                 return;
             }
-            Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
-            if (applied.isEmpty()) {
-                log.info("batch {} was already applied", batch.id());
-                continue;
+            // every log line while the batch is handled carries its id (MDC "batchId", logback.xml)
+            try (var mdc = org.slf4j.MDC.putCloseable("batchId", batch.id().toString())) {
+                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+                if (applied.isEmpty()) {
+                    log.info("batch {} was already applied", batch.id());
+                    continue;
+                }
+                provisionQuota(applied.get());
+                applied.get().changes().forEach(db::replay);
+                fullRequested = true; // the database view changed
+                log.info(
+                        "applied batch {} ({}): {}",
+                        batch.id(),
+                        applied.get().batch().status(),
+                        applied.get().batch().results());
+                notifyDealed(batch.id());
             }
-            provisionQuota(applied.get());
-            applied.get().changes().forEach(db::replay);
-            fullRequested = true; // the database view changed
-            log.info(
-                    "applied batch {} ({}): {}",
-                    batch.id(),
-                    applied.get().batch().status(),
-                    applied.get().batch().results());
-            notifyDealed(batch.id());
             requestPass();
         }
         if (unfinished.size() == BATCHES_PER_ROUND) {

@@ -2,6 +2,8 @@ package io.pidpool.server.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.pidpool.client.ids.ClusterSnowflakeIds;
 import io.pidpool.client.ids.CuratorWorkerIdRegistry;
 import io.pidpool.client.zk.ZkAuth;
@@ -86,6 +88,8 @@ public final class PidServer implements AutoCloseable {
     private final String nodeId;
     private final Lifecycle lifecycle = new Lifecycle("pid-server");
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    /** {@code /metrics}: usage and server series, JVM, process, HTTP, ZooKeeper, pool ({@link ServerMetrics}). */
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     private volatile CuratorFramework curator;
     private volatile Database database;
@@ -126,8 +130,15 @@ public final class PidServer implements AutoCloseable {
             throw PidPoolException.illegalState("pid-server was already started");
         }
         try {
+            // before anything joins the cluster: a taken port must fail a server that never led
+            PortReservation reservedPort = lifecycle.add(
+                    "HTTP port",
+                    PortReservation.bind(config.http().host(), config.http().port()));
+            lifecycle.add("JVM metrics", ServerMetrics.bindJvm(meters));
             curator = lifecycle.add("ZooKeeper client", startCurator());
+            ServerMetrics.bindZooKeeper(meters, curator, config.zookeeper().connect());
             database = lifecycle.add("database", openDatabase(config.database()));
+            ServerMetrics.bindDatabase(meters, database.dataSource());
             database.bindCluster(config.cluster(), clock.instant()); // one cluster per database
             RedissonClient client = startRedisson(config.redis());
             lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
@@ -180,17 +191,26 @@ public final class PidServer implements AutoCloseable {
             usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, database, clock));
             AdviceMonitor monitor =
                     lifecycle.add("advice monitor", advice.startMonitor(node, database.repositories(clock), usage));
-            health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
+            health = lifecycle.add(
+                    "health monitor",
+                    new HealthMonitor(ServerMetrics.timedProbes(meters, probes(), () -> health))
+                            .start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
             HttpApi api = new HttpApi(
-                            HttpApi.Settings.of(config.http()),
+                            new HttpApi.Settings(
+                                    config.http().host(),
+                                    reservedPort.port(),
+                                    config.http().maxRequestBytes(),
+                                    config.http().metricsRequireToken()),
                             operatorApi,
                             health,
                             BearerTokens.of(config.security().tokens()))
                     .advice(monitor)
-                    .with(UsageWiring.routes(usage, usageSync, node));
+                    .with(UsageWiring.routes(meters, usage, usageSync, node))
+                    .observe(ServerMetrics.http(meters));
             SecretRotationRoutes.register(api, sealer, database.repositories(clock), operatorApi);
+            reservedPort.close(); // handed over to Jetty, which binds the same address next
             http = lifecycle.add("HTTP API", api.start());
             if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
                 throw PidPoolException.unavailable("pid-server is shutting down; closed during start-up", null);

@@ -34,8 +34,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * uses them. Started in that order, closed in reverse; {@link #close()} may come from a shutdown
  * hook while {@link #start()} still runs.
  *
- * <p>Data directory layout: {@code zookeeper/}, {@code redis/}, {@code db/} and {@code
- * secret.key} (the AES key that seals PID passwords, generated on first start and kept, owner-only,
+ * <p>Data directory layout: {@code zookeeper/}, {@code redis/}, {@code db/}, {@code
+ * standalone.lock} (held while running, {@link DataDirLock}) and {@code secret.key} (the AES key that seals PID passwords, generated on first start and kept, owner-only,
  * so the data stays readable across restarts). The admin token is the one given or a new random
  * one per start.
  */
@@ -87,6 +87,8 @@ public final class StandaloneServer implements AutoCloseable {
         try {
             Path dir = options.dataDir().toAbsolutePath().normalize();
             Files.createDirectories(dir);
+            // first, before any other file in the directory is read or written
+            lifecycle.add("data directory lock", DataDirLock.acquire(dir));
             int zkPort = options.zkPort() == 0 ? LoopbackPorts.pickFree() : options.zkPort();
             int redisPort = options.redisPort() == 0 ? LoopbackPorts.pickFree() : options.redisPort();
             if (options.httpPort() != 0) {

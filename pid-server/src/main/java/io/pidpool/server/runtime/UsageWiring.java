@@ -68,7 +68,11 @@ final class UsageWiring {
     }
 
     /** {@code /metrics} and {@code /api/v1/usage}; {@code sync} may be null (worker disabled). */
-    static UsageRoutes routes(UsageMonitor usage, UsageSyncService sync, PidPoolNode node) {
-        return new UsageRoutes(usage, new UsageMetrics(usage, new NodeUsageFacts(node), usage, sync));
+    static UsageRoutes routes(
+            io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry,
+            UsageMonitor usage,
+            UsageSyncService sync,
+            PidPoolNode node) {
+        return new UsageRoutes(usage, new UsageMetrics(registry, usage, new NodeUsageFacts(node), usage, sync));
     }
 }

@@ -63,7 +63,7 @@ public final class UsageMetrics {
         long heldPids();
     }
 
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final PrometheusMeterRegistry registry;
     private final UsageReports reports;
     private final ServerState server;
     private final AtomicReference<PidSeries> pidSeries = new AtomicReference<>();
@@ -92,6 +92,17 @@ public final class UsageMetrics {
      * @param sync the ledger sync's counters (null when this server does not sync)
      */
     public UsageMetrics(UsageReports reports, ServerState server, UsageMonitor monitor, UsageSyncService sync) {
+        this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), reports, server, monitor, sync);
+    }
+
+    /** In a registry of the caller's, which may hold other meters (the server's JVM, HTTP, pool meters). */
+    public UsageMetrics(
+            PrometheusMeterRegistry registry,
+            UsageReports reports,
+            ServerState server,
+            UsageMonitor monitor,
+            UsageSyncService sync) {
+        this.registry = requireNonNull(registry, "registry");
         this.reports = requireNonNull(reports, "reports");
         this.server = requireNonNull(server, "server");
         module("used", "commands used this month by the module's PIDs", m -> m.used());

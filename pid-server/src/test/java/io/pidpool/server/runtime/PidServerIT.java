@@ -303,6 +303,32 @@ class PidServerIT {
         assertThat(ItSupport.isFree(http)).isTrue();
     }
 
+    @Test
+    void aTakenHttpPortFailsStartUpBeforeTheServerJoinsTheElection() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket()) {
+            taken.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            int port = taken.getLocalPort();
+            ServerConfig config = new ConfigLoader(
+                            Map.of("PIDPOOL_ZOOKEEPER_CONNECT", zk.connectString(), "PIDPOOL_CLUSTER", "port-taken"))
+                    .load(yaml(port), "server.yml");
+            assertThatThrownBy(() -> new PidServer(config).start())
+                    .isInstanceOf(PidPoolException.class)
+                    .hasMessageContaining("127.0.0.1:" + port)
+                    .satisfies(e -> assertThat(((PidPoolException) e).field()).isEqualTo("http.port"));
+        }
+        // it never joined the election and so never led: nothing of it reached ZooKeeper at all (no
+        // worker-id slot, no latch, no epoch; not even the cluster's namespace was created)
+        try (var client = org.apache.curator.framework.CuratorFrameworkFactory.newClient(
+                zk.connectString(), new org.apache.curator.retry.RetryOneTime(100))) {
+            client.start();
+            assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+            String cluster = "/" + new io.pidpool.core.protocol.ZkLayout("port-taken").namespace();
+            assertThat(client.checkExists().forPath(cluster)).isNull();
+            assertThat(client.checkExists().forPath(cluster + "/leader")).isNull();
+            assertThat(client.checkExists().forPath(cluster + "/epoch")).isNull();
+        }
+    }
+
     private static void assertUnavailable(ServerConfig config, String names) {
         long started = System.nanoTime();
         assertThatThrownBy(() -> new PidServer(config).start())

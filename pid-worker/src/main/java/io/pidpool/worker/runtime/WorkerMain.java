@@ -74,6 +74,7 @@ public final class WorkerMain implements Callable<Integer> {
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     public static void main(String[] args) {
+        StopSignals.exitZeroOnStop("pid-worker");
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 

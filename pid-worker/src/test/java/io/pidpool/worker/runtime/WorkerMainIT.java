@@ -105,6 +105,7 @@ class WorkerMainIT {
 
                 worker.destroy(); // SIGTERM: graceful close
                 assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(worker.exitValue()).as("exit code after SIGTERM").isZero();
                 assertThat(client.getChildren().forPath("/pidpool/mainit/workers/default"))
                         .isEmpty();
                 String log = Files.readString(dir.resolve("worker.log"));
