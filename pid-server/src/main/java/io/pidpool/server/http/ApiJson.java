@@ -67,21 +67,31 @@ final class ApiJson {
             ModuleKey to,
             List<String> pids,
             Integer servers,
-            Long monthlyDemand) {
+            Long monthlyDemand,
+            Long rebalanceDelayMs) {
 
         static OperationView of(int index, SealedOperation op) {
             // Java 17: no pattern switch yet; the sealed hierarchy is small
             if (op instanceof SealedOperation.Add add) {
-                return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null);
+                return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null, null);
             }
             if (op instanceof SealedOperation.Migrate migrate) {
-                return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null);
+                return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null, null);
             }
             if (op instanceof SealedOperation.SetServers set) {
                 return new OperationView(
-                        index, op.type(), set.module(), null, null, set.servers(), set.monthlyDemand());
+                        index,
+                        op.type(),
+                        set.module(),
+                        null,
+                        null,
+                        set.servers(),
+                        set.monthlyDemand(),
+                        set.rebalanceDelay() == null
+                                ? null
+                                : set.rebalanceDelay().toMillis());
             }
-            return new OperationView(index, op.type(), null, null, op.pidIds(), null, null);
+            return new OperationView(index, op.type(), null, null, op.pidIds(), null, null, null);
         }
     }
 

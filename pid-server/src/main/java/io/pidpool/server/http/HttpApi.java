@@ -9,8 +9,10 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.Role.Access;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -85,6 +87,10 @@ public final class HttpApi implements AutoCloseable {
     private final Javalin app;
     private final Routes routes;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final List<Route> registered = new CopyOnWriteArrayList<>();
+
+    /** A registered route: method and Javalin path pattern ({@code /api/v1/pids/{id}}). */
+    public record Route(String method, String path) {}
 
     /**
      * The shared parts only, without an audit trail for refused writes (tests of one area): add
@@ -108,6 +114,13 @@ public final class HttpApi implements AutoCloseable {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
             config.http.maxRequestSize = settings.maxRequestBytes();
+            // a wrong method on a known path is 405 with an Allow header, not 404
+            config.http.prefer405over404 = true;
+            config.events(events -> events.handlerAdded(info -> {
+                if (info.getHttpMethod().isHttpMethod()) { // not the before/after filters
+                    registered.add(new Route(info.getHttpMethod().name(), info.getPath()));
+                }
+            }));
             config.staticFiles.add(files -> {
                 files.hostedPath = "/";
                 files.directory = "/console";
@@ -133,6 +146,7 @@ public final class HttpApi implements AutoCloseable {
         with(batches);
         with(new PidRoutes(api));
         with(new AuditRoutes(api));
+        with(new OpenApiRoutes());
     }
 
     /** Adds the alert and recommendation routes ({@link AdviceRoutes}); call before {@link #start()}. */
@@ -168,6 +182,14 @@ public final class HttpApi implements AutoCloseable {
                         ctx -> Routes.answer(
                                 ctx, 200, handler.apply(Routes.principal(ctx).name())),
                         new Routes.Requires(Access.ADMIN)));
+    }
+
+    /**
+     * Every route registered so far, in order (the console's static files excepted): what the
+     * OpenAPI document must describe.
+     */
+    public List<Route> routes() {
+        return List.copyOf(registered);
     }
 
     /** The bound port (the real one when configured with 0). */
@@ -255,6 +277,18 @@ public final class HttpApi implements AutoCloseable {
             if (status == 401) {
                 ctx.header("WWW-Authenticate", "Bearer realm=\"pidpool\"");
             }
+        } else if (e instanceof HttpResponseException h && h.getStatus() == 405) {
+            status = 405;
+            String allowed =
+                    String.join(", ", new java.util.TreeSet<>(h.getDetails().values()));
+            if (!allowed.isEmpty()) {
+                ctx.header("Allow", allowed);
+            }
+            error = new ApiJson.Error(
+                    ctx.method() + " is not allowed on " + ctx.path()
+                            + (allowed.isEmpty() ? "" : "; allowed: " + allowed),
+                    null,
+                    "METHOD_NOT_ALLOWED");
         } else if (e instanceof HttpResponseException h) {
             status = h.getStatus();
             error = new ApiJson.Error(

@@ -209,12 +209,14 @@ final class JdbiOperationLog implements OperationLog {
 
     private static void insertOperations(Handle h, long batchId, List<SealedOperation> operations) {
         PreparedBatch ops = h.prepareBatch("INSERT INTO op_operation (batch_id, op_index, op_type, module_key, servers,"
-                + " monthly_demand) VALUES (:id, :index, :type, :module, :servers, :demand)");
+                + " monthly_demand, rebalance_delay_ms) VALUES (:id, :index, :type, :module, :servers, :demand,"
+                + " :delay)");
         for (int i = 0; i < operations.size(); i++) {
             SealedOperation op = operations.get(i);
             String module = null;
             Integer servers = null;
             Long demand = null;
+            Long delay = null;
             if (op instanceof SealedOperation.Add add) {
                 module = add.module().toString();
             } else if (op instanceof SealedOperation.Migrate migrate) {
@@ -223,6 +225,9 @@ final class JdbiOperationLog implements OperationLog {
                 module = set.module().toString();
                 servers = set.servers();
                 demand = set.monthlyDemand();
+                delay = set.rebalanceDelay() == null
+                        ? null
+                        : set.rebalanceDelay().toMillis();
             }
             ops.bind("id", batchId)
                     .bind("index", i)
@@ -230,6 +235,7 @@ final class JdbiOperationLog implements OperationLog {
                     .bindByType("module", module, String.class)
                     .bindByType("servers", servers, Integer.class)
                     .bindByType("demand", demand, Long.class)
+                    .bindByType("delay", delay, Long.class)
                     .add();
         }
         ops.execute(); // parents first: the foreign keys check each row as it goes in
@@ -248,7 +254,11 @@ final class JdbiOperationLog implements OperationLog {
                         .bind("index", p)
                         .bind("pid", ids.get(p))
                         .bindByType(
-                                "secret", spec == null ? null : spec.secret().encode(), String.class)
+                                "secret",
+                                spec == null || spec.secret() == null
+                                        ? null
+                                        : spec.secret().encode(),
+                                String.class)
                         .bindByType("quota", spec == null ? null : spec.monthlyQuota(), Long.class)
                         .bindByType("allowance", spec == null ? null : spec.overageAllowance(), Long.class)
                         .add();
@@ -342,14 +352,15 @@ final class JdbiOperationLog implements OperationLog {
                     int index = rs.getInt("pid_index");
                     String secret = rs.getString("sealed_secret");
                     long quota = rs.getLong("monthly_quota");
+                    boolean hasSpec = !rs.wasNull(); // ADD and UPDATE rows carry a quota, others not
                     long allowance = rs.getLong("overage_allowance");
                     var row = new PidRow(
                             rs.getString("pid_id"),
-                            secret == null
+                            !hasSpec
                                     ? null
                                     : new SealedPidSpec(
                                             rs.getString("pid_id"),
-                                            SealedSecret.decode(secret),
+                                            secret == null ? null : SealedSecret.decode(secret),
                                             quota,
                                             allowance,
                                             attributes.getOrDefault(key(batch, op, index), Map.of())));
@@ -361,7 +372,8 @@ final class JdbiOperationLog implements OperationLog {
         var operations = new HashMap<Long, TreeMap<Integer, OpRow>>();
         Rows.bindAll(
                         h.createQuery("SELECT batch_id, op_index, op_type, module_key, servers, monthly_demand,"
-                                + " result_ok, result_message FROM op_operation WHERE batch_id IN (" + in + ")"),
+                                + " rebalance_delay_ms, result_ok, result_message FROM op_operation WHERE batch_id IN ("
+                                + in + ")"),
                         "b",
                         ids)
                 .map((rs, ctx) -> {
@@ -372,11 +384,13 @@ final class JdbiOperationLog implements OperationLog {
                             rs.wasNull() ? null : new OperationResult(index, ok, rs.getString("result_message"));
                     int servers = rs.getInt("servers");
                     long demand = rs.getLong("monthly_demand");
+                    Long delay = rs.getObject("rebalance_delay_ms", Long.class);
                     var row = new OpRow(
                             OperationType.valueOf(rs.getString("op_type")),
                             rs.getString("module_key"),
                             servers,
                             demand,
+                            delay == null ? null : java.time.Duration.ofMillis(delay),
                             result);
                     return operations
                             .computeIfAbsent(batch, b -> new TreeMap<>())
@@ -417,7 +431,13 @@ final class JdbiOperationLog implements OperationLog {
 
     private record PidRow(String id, SealedPidSpec spec) {}
 
-    private record OpRow(OperationType type, String module, int servers, long demand, OperationResult result) {
+    private record OpRow(
+            OperationType type,
+            String module,
+            int servers,
+            long demand,
+            java.time.Duration rebalanceDelay,
+            OperationResult result) {
         SealedOperation decode(List<PidRow> pids) {
             List<String> ids = pids.stream().map(PidRow::id).toList();
             List<SealedPidSpec> specs = pids.stream().map(PidRow::spec).toList();
@@ -427,7 +447,8 @@ final class JdbiOperationLog implements OperationLog {
                 case DELETE -> new SealedOperation.Delete(ids);
                 case MIGRATE -> new SealedOperation.Migrate(ids, ModuleKey.parse(module));
                 case RESET_QUOTA -> new SealedOperation.ResetQuota(ids);
-                case SET_SERVERS -> new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand);
+                case SET_SERVERS ->
+                    new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand, rebalanceDelay);
             };
         }
     }
