@@ -179,7 +179,11 @@ function usageBar(used, quota, allowance) {
 
 // ------------------------------------------------------------------ alerts, recommendations
 
-export function renderAlerts(result) {
+/**
+ * `canAcknowledge`: the token may write (operator, admin); `onAcknowledge(alert)` sends the
+ * acknowledgement. An acknowledged alert says by whom and when instead of offering the button.
+ */
+export function renderAlerts(result, canAcknowledge, onAcknowledge) {
   if (!result.ok) {
     show('alerts-body', failure(result.error, 'alerts'));
     return;
@@ -188,11 +192,16 @@ export function renderAlerts(result) {
     show('alerts-body', note('No open alerts.', 'good'));
     return;
   }
-  show('alerts-body', h('ul', {class: 'items'}, result.data.map((a) => h('li', {class: 'item alert-item'},
+  show('alerts-body', h('ul', {class: 'items'}, result.data.map((a) => h('li', {class: 'item alert-item', 'data-alert': a.id},
     h('div', {class: 'item-head'}, chip(a.severity || 'INFO'), h('span', {class: 'mono'}, a.kind || ''),
       h('span', {class: 'muted small push'}, a.firstSeen ? 'since ' + time(a.firstSeen) : '')),
     h('div', null, a.message || a.key || ''),
-    a.subject ? h('div', {class: 'muted small mono'}, a.subject) : null))));
+    a.subject ? h('div', {class: 'muted small mono'}, a.subject) : null,
+    a.acknowledgedBy
+      ? h('div', {class: 'small muted acked'}, `acknowledged by ${a.acknowledgedBy}, ${time(a.acknowledgedAt)}`)
+      : canAcknowledge && a.id
+        ? h('button', {type: 'button', class: 'link ack', on: {click: (e) => onAcknowledge(a, e.target)}}, 'Acknowledge')
+        : null))));
 }
 
 /** `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them. */
@@ -273,18 +282,38 @@ export function renderBatches(result, local) {
     h('div', {class: 'muted small'}, h('span', {class: 'mono'}, 'batch ' + b.id), b.requestedBy ? ' · by ' + b.requestedBy : '')))));
 }
 
-export function renderAudit(result) {
+export const AUDIT_PAGE = 25;
+
+/**
+ * The audit log, newest first, one page of `AUDIT_PAGE` entries: `view.page` (0 = newest) and
+ * `view.text` (a filter on who, action, target and detail). Returns the number of pages.
+ */
+export function renderAudit(result, view) {
   if (!result.ok) {
     show('audit-body', failure(result.error, 'audit log'));
-    return;
+    show('audit-page', null);
+    return 0;
   }
-  if (result.data.length === 0) {
-    show('audit-body', note('No audit entries.'));
-    return;
+  const text = (view.text || '').trim().toLowerCase();
+  const matching = text
+    ? result.data.filter((e) => [e.actor, e.action, e.target, e.detail, e.outcome]
+      .some((field) => String(field ?? '').toLowerCase().includes(text)))
+    : result.data;
+  const pages = Math.max(1, Math.ceil(matching.length / AUDIT_PAGE));
+  const page = Math.min(view.page, pages - 1);
+  show('audit-count', `${matching.length} entr${matching.length === 1 ? 'y' : 'ies'}${text ? ' match' : ''}`);
+  show('audit-page', `page ${page + 1} of ${pages}`);
+  if (matching.length === 0) {
+    show('audit-body', note(text ? 'No audit entry matches.' : 'No audit entries.'));
+    return pages;
   }
-  show('audit-body', table('audit-table', ['When', 'Who', 'Action', 'Target', 'Outcome'],
-    result.data.slice(0, 50).map((e) => [
-      h('span', {class: 'small'}, time(e.at)), h('span', {class: 'small'}, e.actor ?? ''),
-      h('span', {class: 'small mono'}, e.action ?? ''), h('span', {class: 'small mono'}, e.target ?? ''),
-      h('span', {class: 'small clamp', title: e.outcome ?? e.detail ?? ''}, e.outcome ?? e.detail ?? '')])));
+  const rows = matching.slice(page * AUDIT_PAGE, (page + 1) * AUDIT_PAGE);
+  show('audit-body', table('audit-table', ['When', 'Who', 'What', 'On', 'Details'],
+    rows.map((e) => [
+      h('span', {class: 'small nowrap', title: e.at ?? ''}, time(e.at)),
+      h('span', {class: 'small'}, e.actor ?? ''),
+      chip(e.action ?? '—', String(e.action ?? '').endsWith('rejected') ? 'warning' : 'info'),
+      h('span', {class: 'small mono'}, e.target ?? ''),
+      h('span', {class: 'small wrap'}, e.outcome ?? e.detail ?? '')])));
+  return pages;
 }

@@ -47,14 +47,26 @@ final class ApiJson {
     /** The body of every error answer. */
     record Error(String error, String field, String code) {}
 
-    /** {@code GET /api/v1/cluster}. */
+    /**
+     * {@code GET /api/v1/cluster}.
+     *
+     * @param you who asked: the token's name and role (the console shows only what the role may do)
+     */
     record Cluster(
             String cluster,
             String self,
             String leader,
             Epoch epoch,
             List<OperatorApi.Member> members,
-            HealthCheck.Report health) {}
+            HealthCheck.Report health,
+            You you) {}
+
+    /** The caller: its token's name and role ({@code viewer}, {@code operator}, {@code admin}). */
+    record You(String name, String role) {
+        static You of(Principal principal) {
+            return new You(principal.name(), principal.role().name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
 
     record Modules(List<OperatorApi.ModuleView> modules) {}
 

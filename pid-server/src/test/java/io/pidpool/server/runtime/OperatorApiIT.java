@@ -752,7 +752,8 @@ class OperatorApiIT {
             assertThat(audit.get(0).id()).isGreaterThan(newestAudit);
             assertThat(audit.get(0))
                     .satisfies(e -> assertThat(e.action()).isEqualTo("write.rejected"))
-                    .satisfies(e -> assertThat(e.actor()).isEqualTo("ops"))
+                    // a wrong method matches no route, so it is answered before the token is read
+                    .satisfies(e -> assertThat(e.actor()).isEqualTo(bad.status() == 405 ? "anonymous" : "ops"))
                     .satisfies(e -> assertThat(e.target()).startsWith(bad.method() + " /api/v1/"))
                     .satisfies(e -> assertThat(e.detail()).startsWith(bad.status() + " "));
         }
@@ -769,14 +770,14 @@ class OperatorApiIT {
                 {"operations": [{"type": "ADD", "module": "%s", "pids": [
                   {"id": "d1", "secret": "%s", "monthlyQuota": 70, "overageAllowance": 5,
                    "attributes": {"region": "eu", "team": "risk"}}]}]}"""
-                        .formatted(FIN, SECRET)));
+                        .formatted(OPS, SECRET)));
         String sealed = accounts().get("d1").secret().encode();
         for (String base : List.of(followerBase, leaderBase)) {
             HttpResponse<String> r = get(base + "/api/v1/pids/d1", VIEWER);
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             JsonNode pid = JSON.readTree(r.body());
             assertThat(pid.path("id").asText()).isEqualTo("d1");
-            assertThat(pid.path("module").asText()).isEqualTo(FIN);
+            assertThat(pid.path("module").asText()).isEqualTo(OPS);
             assertThat(pid.path("status").asText()).isEqualTo("ACTIVE");
             assertThat(pid.path("monthlyQuota").asLong()).isEqualTo(70);
             assertThat(pid.path("overageAllowance").asLong()).isEqualTo(5);
@@ -805,7 +806,7 @@ class OperatorApiIT {
                 """
                 {"operations": [{"type": "ADD", "module": "%s", "pids": [
                   {"id": "q1", "secret": "pw-q1", "monthlyQuota": 10, "attributes": {"a": "1"}}]}]}"""
-                        .formatted(FIN)));
+                        .formatted(OPS)));
         PidAccount before = accounts().get("q1");
         assertDealed(
                 post(
