@@ -2,7 +2,7 @@
 import {byId, h, show, time} from './dom.js';
 import {ApiError, acknowledgeAlert, allPids, batch, get, onUnauthenticated, token} from './api.js';
 import {
-  renderAlerts, renderAudit, renderBatches, renderCluster, renderModules, renderPids,
+  AUDIT_PAGE, renderAlerts, renderAudit, renderBatches, renderCluster, renderModules, renderPids,
   renderRecommendations, renderSummary,
 } from './panels.js';
 import {selectTab, wireForms} from './forms.js';
@@ -18,8 +18,11 @@ const state = {
   recommendations: pending, batches: pending, audit: pending,
 };
 const filter = {text: '', module: '', state: ''};
-/** The audit panel's page (0 = newest) and filter; the newest 1,000 entries are paged here. */
-const auditView = {page: 0, text: '', pages: 1};
+/**
+ * The audit panel: page 0 is the newest; cursors[i] is the `before` of page i (the server's `next`
+ * of page i-1), so an older page stays put while new entries arrive. `text` filters the page shown.
+ */
+const auditView = {page: 0, cursors: [null], text: '', next: null};
 /** The token's role as GET /api/v1/cluster says ("viewer", "operator", "admin"); null before. */
 let role = null;
 const selection = new Set();
@@ -57,9 +60,12 @@ const loaders = {
     return {items: list(data, 'recommendations', 'moves'), summary: Array.isArray(data) ? null : data};
   },
   batches: async () => list((await get('/api/v1/batches')).data, 'batches', 'items').slice(0, 50),
-  audit: async () => (role === 'admin'
-    ? list((await get('/api/v1/audit?limit=1000')).data, 'entries', 'audit', 'events', 'items')
-    : []),
+  audit: async () => {
+    if (role !== 'admin') return {entries: [], next: null};
+    const before = auditView.cursors[auditView.page];
+    const {data} = await get(`/api/v1/audit?limit=${AUDIT_PAGE}` + (before ? '&before=' + encodeURIComponent(before) : ''));
+    return {entries: list(data, 'entries', 'audit', 'events', 'items'), next: (data && data.next) || null};
+  },
 };
 
 async function load(name) {
@@ -133,7 +139,7 @@ function render() {
   safely('modules-body', () => renderModules(state));
   safely('pids-body', renderPidTable);
   safely('alerts-body', () => renderAlerts(state.alerts, role === 'operator' || role === 'admin', acknowledge));
-  safely('recommendations-body', () => renderRecommendations(state.recommendations, prefillMigrate));
+  safely('recommendations-body', () => renderRecommendations(state.recommendations, role === 'viewer' ? null : prefillMigrate));
   safely('batches-body', () => renderBatches(state.batches, [...localBatches.values()].reverse()));
   safely('audit-body', renderAuditPanel);
   safely('module-list', updateModuleChoices);
@@ -153,10 +159,19 @@ function applyRole() {
 }
 
 function renderAuditPanel() {
-  auditView.pages = renderAudit(state.audit, auditView);
-  auditView.page = Math.min(auditView.page, auditView.pages - 1);
+  renderAudit(state.audit, auditView);
+  auditView.next = state.audit.ok ? state.audit.data.next : null;
   byId('audit-newer').disabled = auditView.page === 0;
-  byId('audit-older').disabled = auditView.page >= auditView.pages - 1;
+  byId('audit-older').disabled = !auditView.next;
+}
+
+/** Shows audit page `page` (0 = newest), read from the server. */
+async function auditPage(page) {
+  if (page > auditView.page) auditView.cursors[page] = auditView.next;
+  auditView.page = page;
+  auditView.cursors.length = page + 1;
+  await load('audit');
+  safely('audit-body', renderAuditPanel);
 }
 
 async function acknowledge(alert, button) {
@@ -222,6 +237,7 @@ function signedIn(yes) {
 function signOut(message) {
   token.clear();
   role = null;
+  Object.assign(auditView, {page: 0, cursors: [null], text: '', next: null});
   sessionStorage.removeItem(LOCAL_BATCHES);
   localBatches.clear();
   selection.clear();
@@ -262,9 +278,9 @@ function start() {
   byId('pid-module-filter').addEventListener('change', (e) => { filter.module = e.target.value; renderPidTable(); });
   byId('pid-state-filter').addEventListener('change', (e) => { filter.state = e.target.value; renderPidTable(); });
   byId('clear-selection').addEventListener('click', () => { selection.clear(); renderPidTable(); });
-  byId('audit-filter').addEventListener('input', (e) => { auditView.text = e.target.value; auditView.page = 0; renderAuditPanel(); });
-  byId('audit-newer').addEventListener('click', () => { auditView.page = Math.max(0, auditView.page - 1); renderAuditPanel(); });
-  byId('audit-older').addEventListener('click', () => { auditView.page += 1; renderAuditPanel(); });
+  byId('audit-filter').addEventListener('input', (e) => { auditView.text = e.target.value; renderAuditPanel(); });
+  byId('audit-newer').addEventListener('click', () => auditPage(Math.max(0, auditView.page - 1)));
+  byId('audit-older').addEventListener('click', () => { if (auditView.next) auditPage(auditView.page + 1); });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
   wireForms({
     selection: () => selection,

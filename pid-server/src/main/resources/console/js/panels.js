@@ -204,7 +204,10 @@ export function renderAlerts(result, canAcknowledge, onAcknowledge) {
         : null))));
 }
 
-/** `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them. */
+/**
+ * `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them.
+ * `onPrefill` null: no "Prefill migrate form" buttons (a viewer cannot migrate).
+ */
 export function renderRecommendations(result, onPrefill) {
   if (!result.ok) {
     show('recommendations-body', failure(result.error, 'recommendations'));
@@ -231,7 +234,7 @@ export function renderRecommendations(result, onPrefill) {
         delta !== null ? h('span', {class: 'push saving'}, 'cost ' + String(delta)) : null),
       h('div', {class: 'small'}, r.explanation || pids.join(', ')),
       typeof to === 'string' && pids.length
-        ? h('button', {type: 'button', class: 'link prefill', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
+        ? onPrefill && h('button', {type: 'button', class: 'link prefill', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
         : null);
   })));
 }
@@ -285,35 +288,35 @@ export function renderBatches(result, local) {
 export const AUDIT_PAGE = 25;
 
 /**
- * The audit log, newest first, one page of `AUDIT_PAGE` entries: `view.page` (0 = newest) and
- * `view.text` (a filter on who, action, target and detail). Returns the number of pages.
+ * One page of the audit log, newest first: `result.data` = {entries, next} as the server answered
+ * for `view.page` (0 = newest); `view.text` filters the entries of that page (who, action, target,
+ * details).
  */
 export function renderAudit(result, view) {
   if (!result.ok) {
     show('audit-body', failure(result.error, 'audit log'));
     show('audit-page', null);
-    return 0;
+    return;
   }
   const text = (view.text || '').trim().toLowerCase();
+  const entries = result.data.entries;
   const matching = text
-    ? result.data.filter((e) => [e.actor, e.action, e.target, e.detail, e.outcome]
+    ? entries.filter((e) => [e.actor, e.action, e.target, e.detail, e.outcome]
       .some((field) => String(field ?? '').toLowerCase().includes(text)))
-    : result.data;
-  const pages = Math.max(1, Math.ceil(matching.length / AUDIT_PAGE));
-  const page = Math.min(view.page, pages - 1);
-  show('audit-count', `${matching.length} entr${matching.length === 1 ? 'y' : 'ies'}${text ? ' match' : ''}`);
-  show('audit-page', `page ${page + 1} of ${pages}`);
+    : entries;
+  const first = view.page * AUDIT_PAGE;
+  show('audit-count', entries.length
+    ? `entries ${first + 1}–${first + entries.length}${result.data.next ? '' : ' (the oldest)'}` : '');
+  show('audit-page', `page ${view.page + 1}`);
   if (matching.length === 0) {
-    show('audit-body', note(text ? 'No audit entry matches.' : 'No audit entries.'));
-    return pages;
+    show('audit-body', note(text && entries.length ? 'No entry on this page matches.' : 'No audit entries.'));
+    return;
   }
-  const rows = matching.slice(page * AUDIT_PAGE, (page + 1) * AUDIT_PAGE);
   show('audit-body', table('audit-table', ['When', 'Who', 'What', 'On', 'Details'],
-    rows.map((e) => [
+    matching.map((e) => [
       h('span', {class: 'small nowrap', title: e.at ?? ''}, time(e.at)),
       h('span', {class: 'small'}, e.actor ?? ''),
       chip(e.action ?? '—', String(e.action ?? '').endsWith('rejected') ? 'warning' : 'info'),
       h('span', {class: 'small mono'}, e.target ?? ''),
       h('span', {class: 'small wrap'}, e.outcome ?? e.detail ?? '')])));
-  return pages;
 }

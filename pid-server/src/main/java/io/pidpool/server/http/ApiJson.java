@@ -169,8 +169,12 @@ final class ApiJson {
         }
     }
 
-    /** {@code GET /api/v1/audit}. */
-    record Audit(List<AuditView> entries) {}
+    /**
+     * {@code GET /api/v1/audit}.
+     *
+     * @param next the {@code before} of the next (older) page, {@code null} on the last page
+     */
+    record Audit(List<AuditView> entries, String next) {}
 
     /** An audit entry; the id is text because Snowflake ids exceed 2^53. */
     record AuditView(String id, Instant at, String actor, String action, String target, String detail) {

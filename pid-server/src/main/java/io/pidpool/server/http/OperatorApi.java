@@ -70,6 +70,9 @@ public interface OperatorApi {
     /** The newest audit entries, newest first, at most {@code limit}. */
     List<AuditEntry> audit(int limit);
 
+    /** The entries older than entry {@code id}, newest first, at most {@code limit}; empty if none. */
+    List<AuditEntry> auditBefore(long id, int limit);
+
     /**
      * Writes a refused write attempt (401, 403, validation failure, too large …) to the audit trail,
      * in a transaction of its own (nothing else was written). Never throws: a failure is logged,

@@ -107,6 +107,11 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     @Override
+    public List<AuditEntry> auditBefore(long id, int limit) {
+        return repos.audit().olderThan(id, limit);
+    }
+
+    @Override
     public void rejected(RejectedWrite attempt) {
         try {
             repos.audit()

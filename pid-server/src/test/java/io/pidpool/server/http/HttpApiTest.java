@@ -326,6 +326,30 @@ class HttpApiTest {
         }
 
         @Test
+        void theAuditTrailIsReadInPagesWithoutGapsOrRepeats() {
+            for (int i = 0; i < 5; i++) {
+                post("/api/v1/batches", VIEWER, addBatch("u" + i)); // refused: one entry each
+            }
+            java.util.List<String> seen = new java.util.ArrayList<>();
+            String before = null;
+            for (int page = 0; page < 5; page++) {
+                Answer a = get("/api/v1/audit?limit=2" + (before == null ? "" : "&before=" + before), ADMIN);
+                assertThat(a.status()).as(a.text()).isEqualTo(200);
+                a.json().path("entries").forEach(e -> seen.add(e.path("id").asText()));
+                before = a.json().path("next").isNull()
+                        ? null
+                        : a.json().path("next").asText();
+                if (before == null) {
+                    break;
+                }
+            }
+            assertThat(seen).containsExactly("5", "4", "3", "2", "1");
+            Answer bad = get("/api/v1/audit?before=newest", ADMIN);
+            assertThat(bad.status()).isEqualTo(400);
+            assertThat(bad.field()).isEqualTo("before");
+        }
+
+        @Test
         void batchHistoryIsNewestFirstWithoutPidLists() {
             post("/api/v1/batches", OPERATOR, addBatch("u1", "u2"));
             put("/api/v1/modules/fin%23risk%23scorer", OPERATOR, "{\"servers\":3}");

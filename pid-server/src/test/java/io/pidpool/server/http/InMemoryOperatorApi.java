@@ -163,6 +163,13 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
+    public List<io.pidpool.core.port.AuditEntry> auditBefore(long id, int limit) {
+        maybeFail();
+        List<io.pidpool.core.port.AuditEntry> all = audit(Integer.MAX_VALUE);
+        return all.stream().filter(e -> e.id() < id).limit(limit).toList();
+    }
+
+    @Override
     public void rejected(RejectedWrite attempt) {
         rejections.add(attempt);
     }
