@@ -310,7 +310,14 @@ class ConsoleBrowserIT {
                 .ignoreExceptions()
                 .until(() -> browser.findElements(By.cssSelector("#audit-body tbody tr")).stream()
                         .allMatch(r -> r.getText().contains("write.rejected")));
-        Chromium.type(browser.findElement(By.id("audit-filter")), "");
+        browser.findElement(By.id("audit-filter"))
+                .sendKeys(
+                        org.openqa.selenium.Keys.chord(org.openqa.selenium.Keys.CONTROL, "a"),
+                        org.openqa.selenium.Keys.BACK_SPACE);
+        await("audit filter cleared")
+                .atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElement(By.id("audit-body")).getText().contains("batch.accepted"));
 
         // --- the batch history lists the three batches, each DEALED
         await("batch history").atMost(WAIT).ignoreExceptions().until(() -> {
