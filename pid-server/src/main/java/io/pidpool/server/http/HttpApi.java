@@ -34,7 +34,9 @@ import org.slf4j.LoggerFactory;
  * get 413), the content type must be JSON (415), and the JSON is parsed strictly. Everything is
  * validated before the {@link OperatorApi} is called, so a rejected request changes nothing.
  * Errors have one shape, {@code {"error", "field", "code"}}, produced in one place ({@link
- * #answerError}). The request log carries method, path, status, duration and the token's name:
+ * #answerError}); a wrong method on a known path is 405 with {@code Allow} (before the token is
+ * read, like an unknown path's 404). {@link #routes()} lists what was registered, for the OpenAPI
+ * check. The request log carries method, path, status, duration and the token's name:
  * never a body, a query or a header.
  *
  * <p>Concurrency: routes are added by the building thread before start; handlers run on Jetty's
