@@ -96,13 +96,27 @@ export function submitBatch(operations, timeoutMs = 30000) {
   return request('POST', `/api/v1/batches?wait=true&timeoutMs=${timeoutMs}`, {operations});
 }
 
-/** PUT /api/v1/modules/{module}: the module's server count (and monthly demand). */
-export function setServers(module, servers, monthlyDemand, timeoutMs = 30000) {
+/**
+ * PUT /api/v1/modules/{module}: the module's server count, monthly demand and rebalance delay
+ * (null: the server's default).
+ */
+export function setServers(module, servers, monthlyDemand, rebalanceDelayMs, timeoutMs = 30000) {
   const body = {servers};
   if (monthlyDemand !== null && monthlyDemand !== undefined) body.monthlyDemand = monthlyDemand;
+  if (rebalanceDelayMs !== null && rebalanceDelayMs !== undefined) body.rebalanceDelayMs = rebalanceDelayMs;
   return request('PUT', `/api/v1/modules/${encodeURIComponent(module)}?wait=true&timeoutMs=${timeoutMs}`, body);
 }
 
 export function batch(id) {
   return get('/api/v1/batches/' + encodeURIComponent(id));
+}
+
+/** GET /api/v1/pids/{id}: one PID with its attributes (never its secret). */
+export function pid(id) {
+  return get('/api/v1/pids/' + encodeURIComponent(id));
+}
+
+/** POST /api/v1/alerts/{id}/ack: acknowledges an open alert (operator); resolves with the alert. */
+export function acknowledgeAlert(id) {
+  return request('POST', '/api/v1/alerts/' + encodeURIComponent(id) + '/ack');
 }

@@ -1,8 +1,8 @@
 // The console's entry point: sign-in, the refresh loop and the state the panels render.
 import {byId, h, show, time} from './dom.js';
-import {ApiError, allPids, batch, get, onUnauthenticated, token} from './api.js';
+import {ApiError, acknowledgeAlert, allPids, batch, get, onUnauthenticated, token} from './api.js';
 import {
-  renderAlerts, renderAudit, renderBatches, renderCluster, renderModules, renderPids,
+  AUDIT_PAGE, renderAlerts, renderAudit, renderBatches, renderCluster, renderModules, renderPids,
   renderRecommendations, renderSummary,
 } from './panels.js';
 import {selectTab, wireForms} from './forms.js';
@@ -18,6 +18,13 @@ const state = {
   recommendations: pending, batches: pending, audit: pending,
 };
 const filter = {text: '', module: '', state: ''};
+/**
+ * The audit panel: page 0 is the newest; cursors[i] is the `before` of page i (the server's `next`
+ * of page i-1), so an older page stays put while new entries arrive. `text` filters the page shown.
+ */
+const auditView = {page: 0, cursors: [null], text: '', next: null};
+/** The token's role as GET /api/v1/cluster says ("viewer", "operator", "admin"); null before. */
+let role = null;
 const selection = new Set();
 /** Batches sent from this tab (shown when the server has no batch list), newest first. */
 const localBatches = new Map();
@@ -53,7 +60,12 @@ const loaders = {
     return {items: list(data, 'recommendations', 'moves'), summary: Array.isArray(data) ? null : data};
   },
   batches: async () => list((await get('/api/v1/batches')).data, 'batches', 'items').slice(0, 50),
-  audit: async () => list((await get('/api/v1/audit')).data, 'entries', 'audit', 'events', 'items'),
+  audit: async () => {
+    if (role !== 'admin') return {entries: [], next: null};
+    const before = auditView.cursors[auditView.page];
+    const {data} = await get(`/api/v1/audit?limit=${AUDIT_PAGE}` + (before ? '&before=' + encodeURIComponent(before) : ''));
+    return {entries: list(data, 'entries', 'audit', 'events', 'items'), next: (data && data.next) || null};
+  },
 };
 
 async function load(name) {
@@ -86,7 +98,9 @@ export async function refresh() {
   running = (async () => {
     do {
       again = false;
-      await Promise.all([...Object.keys(loaders).map(load), refreshLocalBatches()]);
+      await load('cluster'); // first: it says the token's role, which decides what is shown
+      applyRole();
+      await Promise.all([...Object.keys(loaders).filter((n) => n !== 'cluster').map(load), refreshLocalBatches()]);
       render();
     } while (again);
   })();
@@ -124,13 +138,53 @@ function render() {
   safely('summary', () => renderSummary(state));
   safely('modules-body', () => renderModules(state));
   safely('pids-body', renderPidTable);
-  safely('alerts-body', () => renderAlerts(state.alerts));
-  safely('recommendations-body', () => renderRecommendations(state.recommendations, prefillMigrate));
+  safely('alerts-body', () => renderAlerts(state.alerts, role === 'operator' || role === 'admin', acknowledge));
+  safely('recommendations-body', () => renderRecommendations(state.recommendations, role === 'viewer' ? null : prefillMigrate));
   safely('batches-body', () => renderBatches(state.batches, [...localBatches.values()].reverse()));
-  safely('audit-body', () => renderAudit(state.audit));
+  safely('audit-body', renderAuditPanel);
   safely('module-list', updateModuleChoices);
   show('refreshed', 'updated ' + time(new Date()).slice(11));
   document.body.dataset.refreshed = String(Date.now());
+}
+
+/**
+ * Shows only what the role may do: a viewer gets no write forms and no acknowledge buttons, only
+ * an admin the audit log. The API refuses the rest anyway (403); this keeps them out of sight.
+ */
+function applyRole() {
+  if (state.cluster.ok && state.cluster.data && state.cluster.data.you) role = state.cluster.data.you.role;
+  document.body.dataset.role = role || '';
+  byId('operations').hidden = role === 'viewer';
+  byId('audit').hidden = role !== 'admin';
+}
+
+function renderAuditPanel() {
+  renderAudit(state.audit, auditView);
+  auditView.next = state.audit.ok ? state.audit.data.next : null;
+  byId('audit-newer').disabled = auditView.page === 0;
+  byId('audit-older').disabled = !auditView.next;
+}
+
+/** Shows audit page `page` (0 = newest), read from the server. */
+async function auditPage(page) {
+  if (page > auditView.page) auditView.cursors[page] = auditView.next;
+  auditView.page = page;
+  auditView.cursors.length = page + 1;
+  await load('audit');
+  safely('audit-body', renderAuditPanel);
+}
+
+async function acknowledge(alert, button) {
+  button.disabled = true;
+  try {
+    await acknowledgeAlert(alert.id);
+    fastUntil = Date.now() + FAST_FOR_MS;
+  } catch (e) {
+    button.disabled = false;
+    button.replaceWith(h('div', {class: 'form-error'}, e.message || String(e)));
+    return;
+  }
+  refresh();
 }
 
 function renderPidTable() {
@@ -182,6 +236,8 @@ function signedIn(yes) {
 
 function signOut(message) {
   token.clear();
+  role = null;
+  Object.assign(auditView, {page: 0, cursors: [null], text: '', next: null});
   sessionStorage.removeItem(LOCAL_BATCHES);
   localBatches.clear();
   selection.clear();
@@ -222,6 +278,9 @@ function start() {
   byId('pid-module-filter').addEventListener('change', (e) => { filter.module = e.target.value; renderPidTable(); });
   byId('pid-state-filter').addEventListener('change', (e) => { filter.state = e.target.value; renderPidTable(); });
   byId('clear-selection').addEventListener('click', () => { selection.clear(); renderPidTable(); });
+  byId('audit-filter').addEventListener('input', (e) => { auditView.text = e.target.value; renderAuditPanel(); });
+  byId('audit-newer').addEventListener('click', () => auditPage(Math.max(0, auditView.page - 1)));
+  byId('audit-older').addEventListener('click', () => { if (auditView.next) auditPage(auditView.page + 1); });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
   wireForms({
     selection: () => selection,

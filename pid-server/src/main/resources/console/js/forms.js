@@ -1,7 +1,7 @@
 // The operation forms. Each validates what it can locally, sends one request and shows either the
 // batch's outcome or the server's {"error", "field"} answer next to the form.
 import {h, show} from './dom.js';
-import {ApiError, submitBatch, setServers} from './api.js';
+import {ApiError, pid, submitBatch, setServers} from './api.js';
 import {InputError, parsePidCsv, parseIds, pidIndexOf} from './csv.js';
 import {batchOutcome} from './panels.js';
 
@@ -51,22 +51,50 @@ export function wireForms(hooks) {
       clear: () => { form.elements.pids.value = ''; form.elements.confirm.checked = false; }};
   });
 
+  handle('form-update', hooks, async (form) => {
+    const ids = parseIds(form.elements.pids.value);
+    const quota = wholeNumber(form, 'monthlyQuota', false);
+    const secret = form.elements.secret.value;
+    if (quota === null && secret === '') {
+      throw new InputError('enter a new monthly quota, a new password, or both', 'monthlyQuota');
+    }
+    // UPDATE replaces quota, allowance and attributes: send the current ones for what is not changed
+    const specs = [];
+    for (const id of ids) {
+      const current = (await pid(id)).data;
+      const spec = {id, monthlyQuota: quota ?? current.monthlyQuota,
+        overageAllowance: current.overageAllowance, attributes: current.attributes || {}};
+      if (secret !== '') spec.secret = secret;
+      specs.push(spec);
+    }
+    const answer = await submitBatch([{type: 'UPDATE', pids: specs}]);
+    const what = [quota !== null ? `quota ${quota}` : null, secret !== '' ? 'new password' : null].filter(Boolean);
+    return {answer, done: `${what.join(' and ')} for ${ids.length} PID${ids.length === 1 ? '' : 's'}`,
+      clear: () => { form.elements.secret.value = ''; }};
+  });
+
   const servers = document.getElementById('form-servers');
   servers.elements.module.addEventListener('change', () => {
     const known = hooks.modules().find((m) => m.module === value(servers, 'module'));
     if (known) {
       servers.elements.servers.value = known.servers;
       servers.elements.monthlyDemand.value = known.monthlyDemand || '';
+      servers.elements.rebalanceDelaySeconds.value =
+        known.rebalanceDelayMs === null || known.rebalanceDelayMs === undefined ? '' : known.rebalanceDelayMs / 1000;
     }
   });
   handle('form-servers', hooks, async (form) => {
     const module = value(form, 'module');
     if (!module) throw new InputError('enter the module', 'module');
     const count = wholeNumber(form, 'servers', true);
-    // the API sets monthlyDemand to 0 when it is left out: keep the known value unless changed
+    // the API sets a left-out monthlyDemand to 0 and a left-out delay to the default: the form
+    // shows the known values, so what is not changed is sent as it was
     const demand = wholeNumber(form, 'monthlyDemand', false) ?? 0;
-    const answer = await setServers(module, count, demand);
-    return {answer, done: `${module}: servers ${count}${demand ? `, monthly demand ${demand}` : ''}`};
+    const delaySeconds = wholeNumber(form, 'rebalanceDelaySeconds', false);
+    const delay = delaySeconds === null ? null : delaySeconds * 1000;
+    const answer = await setServers(module, count, demand, delay);
+    return {answer, done: `${module}: servers ${count}${demand ? `, monthly demand ${demand}` : ''}`
+      + (delay === null ? ', default rebalance delay' : `, rebalance delay ${delaySeconds} s`)};
   });
 }
 
@@ -152,7 +180,8 @@ function csvHint(form, field) {
 function fieldInput(form, field) {
   const last = field.replace(/\[\d+\]/g, '').split('.');
   const names = {csv: 'csv', pids: form.id === 'form-add' ? 'csv' : 'pids', module: 'module', to: 'to',
-    servers: 'servers', monthlyDemand: 'monthlyDemand', confirm: 'confirm'};
+    servers: 'servers', monthlyDemand: 'monthlyDemand', confirm: 'confirm', monthlyQuota: 'monthlyQuota',
+    secret: 'secret', rebalanceDelayMs: 'rebalanceDelaySeconds', rebalanceDelaySeconds: 'rebalanceDelaySeconds', id: 'pids'};
   for (let i = last.length - 1; i >= 0; i--) {
     const name = names[last[i]];
     if (name && form.elements[name]) return form.elements[name];

@@ -179,7 +179,11 @@ function usageBar(used, quota, allowance) {
 
 // ------------------------------------------------------------------ alerts, recommendations
 
-export function renderAlerts(result) {
+/**
+ * `canAcknowledge`: the token may write (operator, admin); `onAcknowledge(alert)` sends the
+ * acknowledgement. An acknowledged alert says by whom and when instead of offering the button.
+ */
+export function renderAlerts(result, canAcknowledge, onAcknowledge) {
   if (!result.ok) {
     show('alerts-body', failure(result.error, 'alerts'));
     return;
@@ -188,14 +192,22 @@ export function renderAlerts(result) {
     show('alerts-body', note('No open alerts.', 'good'));
     return;
   }
-  show('alerts-body', h('ul', {class: 'items'}, result.data.map((a) => h('li', {class: 'item alert-item'},
+  show('alerts-body', h('ul', {class: 'items'}, result.data.map((a) => h('li', {class: 'item alert-item', 'data-alert': a.id},
     h('div', {class: 'item-head'}, chip(a.severity || 'INFO'), h('span', {class: 'mono'}, a.kind || ''),
       h('span', {class: 'muted small push'}, a.firstSeen ? 'since ' + time(a.firstSeen) : '')),
     h('div', null, a.message || a.key || ''),
-    a.subject ? h('div', {class: 'muted small mono'}, a.subject) : null))));
+    a.subject ? h('div', {class: 'muted small mono'}, a.subject) : null,
+    a.acknowledgedBy
+      ? h('div', {class: 'small muted acked'}, `acknowledged by ${a.acknowledgedBy}, ${time(a.acknowledgedAt)}`)
+      : canAcknowledge && a.id
+        ? h('button', {type: 'button', class: 'link ack', on: {click: (e) => onAcknowledge(a, e.target)}}, 'Acknowledge')
+        : null))));
 }
 
-/** `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them. */
+/**
+ * `result.data`: {items, summary}; summary has costBefore/costAfter/saving when the server gives them.
+ * `onPrefill` null: no "Prefill migrate form" buttons (a viewer cannot migrate).
+ */
 export function renderRecommendations(result, onPrefill) {
   if (!result.ok) {
     show('recommendations-body', failure(result.error, 'recommendations'));
@@ -222,7 +234,7 @@ export function renderRecommendations(result, onPrefill) {
         delta !== null ? h('span', {class: 'push saving'}, 'cost ' + String(delta)) : null),
       h('div', {class: 'small'}, r.explanation || pids.join(', ')),
       typeof to === 'string' && pids.length
-        ? h('button', {type: 'button', class: 'link prefill', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
+        ? onPrefill && h('button', {type: 'button', class: 'link prefill', on: {click: () => onPrefill(pids, to)}}, 'Prefill migrate form')
         : null);
   })));
 }
@@ -273,18 +285,38 @@ export function renderBatches(result, local) {
     h('div', {class: 'muted small'}, h('span', {class: 'mono'}, 'batch ' + b.id), b.requestedBy ? ' · by ' + b.requestedBy : '')))));
 }
 
-export function renderAudit(result) {
+export const AUDIT_PAGE = 25;
+
+/**
+ * One page of the audit log, newest first: `result.data` = {entries, next} as the server answered
+ * for `view.page` (0 = newest); `view.text` filters the entries of that page (who, action, target,
+ * details).
+ */
+export function renderAudit(result, view) {
   if (!result.ok) {
     show('audit-body', failure(result.error, 'audit log'));
+    show('audit-page', null);
     return;
   }
-  if (result.data.length === 0) {
-    show('audit-body', note('No audit entries.'));
+  const text = (view.text || '').trim().toLowerCase();
+  const entries = result.data.entries;
+  const matching = text
+    ? entries.filter((e) => [e.actor, e.action, e.target, e.detail, e.outcome]
+      .some((field) => String(field ?? '').toLowerCase().includes(text)))
+    : entries;
+  const first = view.page * AUDIT_PAGE;
+  show('audit-count', entries.length
+    ? `entries ${first + 1}–${first + entries.length}${result.data.next ? '' : ' (the oldest)'}` : '');
+  show('audit-page', `page ${view.page + 1}`);
+  if (matching.length === 0) {
+    show('audit-body', note(text && entries.length ? 'No entry on this page matches.' : 'No audit entries.'));
     return;
   }
-  show('audit-body', table('audit-table', ['When', 'Who', 'Action', 'Target', 'Outcome'],
-    result.data.slice(0, 50).map((e) => [
-      h('span', {class: 'small'}, time(e.at)), h('span', {class: 'small'}, e.actor ?? ''),
-      h('span', {class: 'small mono'}, e.action ?? ''), h('span', {class: 'small mono'}, e.target ?? ''),
-      h('span', {class: 'small clamp', title: e.outcome ?? e.detail ?? ''}, e.outcome ?? e.detail ?? '')])));
+  show('audit-body', table('audit-table', ['When', 'Who', 'What', 'On', 'Details'],
+    matching.map((e) => [
+      h('span', {class: 'small nowrap', title: e.at ?? ''}, time(e.at)),
+      h('span', {class: 'small'}, e.actor ?? ''),
+      chip(e.action ?? '—', String(e.action ?? '').endsWith('rejected') ? 'warning' : 'info'),
+      h('span', {class: 'small mono'}, e.target ?? ''),
+      h('span', {class: 'small wrap'}, e.outcome ?? e.detail ?? '')])));
 }

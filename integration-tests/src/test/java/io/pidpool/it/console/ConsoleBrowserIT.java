@@ -261,6 +261,64 @@ class ConsoleBrowserIT {
                 .getText()
                 .equals("servers 2"));
 
+        // --- the module's own rebalance delay, in the same form (seconds in the form, ms in the API)
+        Chromium.type(serversForm.findElement(By.name("rebalanceDelaySeconds")), "30");
+        serversForm.findElement(By.cssSelector("button[type=submit]")).click();
+        awaitResult(browser, serversForm, "rebalance delay 30 s");
+        assertThat(ItSupport.get(base + "/api/v1/modules/fin%23risk%23scorer", TOKEN)
+                        .body())
+                .contains("\"rebalanceDelayMs\":30000")
+                .contains("\"monthlyDemand\":40000");
+
+        // --- a quota change without the password: the holder keeps its login, the quota changes
+        String updated = PIDS.get(1);
+        browser.findElement(By.cssSelector(".tab[data-tab=update]")).click();
+        WebElement updateForm = browser.findElement(By.id("form-update"));
+        Chromium.type(updateForm.findElement(By.name("pids")), updated);
+        Chromium.type(updateForm.findElement(By.name("monthlyQuota")), "5000");
+        updateForm.findElement(By.cssSelector("button[type=submit]")).click();
+        awaitResult(browser, updateForm, "Done: quota 5000 for 1 PID");
+        assertThat(ItSupport.get(base + "/api/v1/pids/" + updated, TOKEN).body())
+                .contains("\"monthlyQuota\":5000")
+                .doesNotContain("pw-");
+        // an unknown PID: the API's 404 is shown next to the form, nothing is sent
+        Chromium.type(updateForm.findElement(By.name("pids")), "acct-9999");
+        updateForm.findElement(By.cssSelector("button[type=submit]")).click();
+        await("404 shown").atMost(WAIT).until(() -> !Chromium.errorOf(updateForm)
+                .isEmpty());
+        assertThat(Chromium.errorOf(updateForm)).contains("no PID acct-9999").contains("HTTP 404");
+
+        // --- the audit log (admin): its own panel, readable columns, paged
+        await("audit panel")
+                .atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElement(By.id("audit")).isDisplayed()
+                        && browser.findElement(By.id("audit-page")).getText().equals("page 1")
+                        && browser.findElements(By.cssSelector("#audit-body tbody tr"))
+                                        .size()
+                                >= 4);
+        assertThat(browser.findElement(By.cssSelector("#audit-body thead")).getText())
+                .containsIgnoringCase("When")
+                .containsIgnoringCase("Who")
+                .containsIgnoringCase("What");
+        assertThat(browser.findElement(By.id("audit-body")).getText())
+                .contains("batch.accepted")
+                .doesNotContain("pw-acct");
+        Chromium.type(browser.findElement(By.id("audit-filter")), "write.rejected");
+        await("audit filter")
+                .atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElements(By.cssSelector("#audit-body tbody tr")).stream()
+                        .allMatch(r -> r.getText().contains("write.rejected")));
+        browser.findElement(By.id("audit-filter"))
+                .sendKeys(
+                        org.openqa.selenium.Keys.chord(org.openqa.selenium.Keys.CONTROL, "a"),
+                        org.openqa.selenium.Keys.BACK_SPACE);
+        await("audit filter cleared")
+                .atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElement(By.id("audit-body")).getText().contains("batch.accepted"));
+
         // --- the batch history lists the three batches, each DEALED
         await("batch history").atMost(WAIT).ignoreExceptions().until(() -> {
             List<WebElement> batches = browser.findElements(By.cssSelector("#batches-body [data-batch]"));

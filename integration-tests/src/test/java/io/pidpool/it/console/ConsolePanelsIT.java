@@ -30,8 +30,9 @@ import org.openqa.selenium.WebElement;
  * money as decimal strings, alerts under {@code alerts}, moves under {@code recommendations}, batch
  * summaries with PID counts). What the real stack cannot produce on demand is checked here: usage
  * bars at each level, both sources of usage, an alert whose message quotes markup, a recommendation
- * copied into the Migrate form, a failed batch in the history, a 403 panel, a component down, and a
- * token revoked mid-session. Skipped like {@link ConsoleBrowserIT} when Chromium is missing.
+ * copied into the Migrate form, a failed batch in the history, an alert acknowledged, a component
+ * down, what an operator and a viewer each see (the role from {@code /api/v1/cluster}'s {@code
+ * you}), and a token revoked mid-session. Skipped like {@link ConsoleBrowserIT} when Chromium is missing.
  */
 class ConsolePanelsIT {
     static final Path OUT = Path.of("target", "console-panels");
@@ -120,11 +121,30 @@ class ConsolePanelsIT {
                 .contains("MIGRATE 1 PID to ops#chat#bot")
                 .contains("1 operation failed")
                 .doesNotContain("not available");
-        // the audit log is for admins: the panel says so instead of failing
-        assertThat(browser.findElement(By.id("audit-body")).getText())
-                .contains("your token's role may not read this")
-                .contains("needs admin");
+        // the audit log is for admins: an operator does not see the panel, and it is not even asked for
+        assertThat(browser.findElement(By.id("audit")).isDisplayed()).isFalse();
+        assertThat(requests).noneMatch(r -> r.uri().startsWith("/api/v1/audit"));
         chromium.screenshot("panels.png");
+
+        // an operator acknowledges the alert; once the API says so, the panel names who did
+        answers.put("POST /api/v1/alerts/7/ack", "{\"id\":\"7\",\"acknowledgedBy\":\"bob\"}");
+        alerts.findElement(By.cssSelector("button.ack")).click();
+        await("ack sent").atMost(Chromium.WAIT).until(() -> requests.stream()
+                .anyMatch(r -> r.method().equals("POST") && r.uri().equals("/api/v1/alerts/7/ack")));
+        answers.put(
+                "GET /api/v1/alerts",
+                answers.get("GET /api/v1/alerts")
+                        .replace(
+                                "\"resolvedAt\":null",
+                                "\"resolvedAt\":null,\"acknowledgedBy\":\"bob\","
+                                        + "\"acknowledgedAt\":\"2026-11-21T10:05:00Z\""));
+        browser.findElement(By.id("refresh")).click();
+        await("acknowledged shown").atMost(Chromium.WAIT).ignoreExceptions().until(() -> browser.findElement(
+                        By.cssSelector("#alerts-body .acked"))
+                .getText()
+                .startsWith("acknowledged by bob"));
+        assertThat(browser.findElements(By.cssSelector("#alerts-body button.ack")))
+                .isEmpty();
 
         // a form's 403 is shown with the API's words
         migrate.findElement(By.cssSelector("button[type=submit]")).click();
@@ -133,6 +153,68 @@ class ConsolePanelsIT {
         assertThat(Chromium.errorOf(migrate))
                 .contains("role viewer may not change this (needs operator)")
                 .contains("HTTP 403 · FORBIDDEN");
+
+        // the same token as a viewer: no write forms, no acknowledge or prefill buttons, no audit log
+        answers.put(
+                "GET /api/v1/cluster",
+                answers.get("GET /api/v1/cluster").replace("\"role\":\"operator\"", "\"role\":\"viewer\""));
+        answers.put(
+                "GET /api/v1/alerts",
+                answers.get("GET /api/v1/alerts").replace(",\"acknowledgedBy\":\"bob\"", ",\"acknowledgedBy\":null"));
+        browser.findElement(By.id("refresh")).click();
+        await("viewer sees no forms").atMost(Chromium.WAIT).ignoreExceptions().until(() -> !browser.findElement(
+                        By.id("operations"))
+                .isDisplayed());
+        assertThat(browser.findElements(By.cssSelector("form.op-form"))).noneMatch(WebElement::isDisplayed);
+        assertThat(browser.findElements(By.cssSelector("#alerts-body button.ack")))
+                .isEmpty();
+        assertThat(browser.findElements(By.cssSelector("#recommendations-body button.prefill")))
+                .isEmpty();
+        assertThat(browser.findElement(By.id("audit")).isDisplayed()).isFalse();
+        assertThat(browser.findElement(By.tagName("body")).getAttribute("data-role"))
+                .isEqualTo("viewer");
+        chromium.screenshot("viewer.png");
+
+        // an admin: the audit log in its own panel, paged by the server's cursor (limit 25, before=next)
+        answers.put(
+                "GET /api/v1/cluster",
+                answers.get("GET /api/v1/cluster").replace("\"role\":\"viewer\"", "\"role\":\"admin\""));
+        statuses.remove("GET /api/v1/audit");
+        answers.put("GET /api/v1/audit?limit=25", auditPage(2000, 25, "\"1976\""));
+        answers.put("GET /api/v1/audit?limit=25&before=1976", auditPage(1975, 3, "null"));
+        browser.findElement(By.id("refresh")).click();
+        await("audit page 1")
+                .atMost(Chromium.WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElements(By.cssSelector("#audit-body tbody tr"))
+                                .size()
+                        == 25);
+        assertThat(browser.findElement(By.id("operations")).isDisplayed()).isTrue();
+        assertThat(browser.findElement(By.id("audit-page")).getText()).isEqualTo("page 1");
+        assertThat(browser.findElement(By.id("audit-newer")).isEnabled()).isFalse();
+        assertThat(browser.findElement(By.id("audit-body")).getText())
+                .contains("write.rejected")
+                .contains("<script>alert(1)</script>");
+        assertThat(browser.findElements(By.cssSelector("#audit-body script"))).isEmpty();
+        browser.findElement(By.id("audit-older")).click();
+        await("audit page 2")
+                .atMost(Chromium.WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElement(By.id("audit-page")).getText().equals("page 2")
+                        && browser.findElements(By.cssSelector("#audit-body tbody tr"))
+                                        .size()
+                                == 3);
+        assertThat(browser.findElement(By.id("audit-count")).getText()).isEqualTo("entries 26–28 (the oldest)");
+        assertThat(browser.findElement(By.id("audit-older")).isEnabled()).isFalse();
+        assertThat(requests).anyMatch(r -> r.uri().equals("/api/v1/audit?limit=25&before=1976"));
+        browser.findElement(By.id("audit-newer")).click();
+        await("back to page 1")
+                .atMost(Chromium.WAIT)
+                .ignoreExceptions()
+                .until(() -> browser.findElements(By.cssSelector("#audit-body tbody tr"))
+                                .size()
+                        == 25);
+        chromium.screenshot("audit.png");
 
         // every API request carried the token in the header, never in the URL
         assertThat(requests).allSatisfy(r -> {
@@ -153,6 +235,27 @@ class ConsolePanelsIT {
                 .isNull();
     }
 
+    /** {@code count} audit entries with ids from {@code newest} down, and the page's {@code next}. */
+    private static String auditPage(long newest, int count, String next) {
+        StringBuilder entries = new StringBuilder();
+        for (int i = 0; i < count; i++) {
+            long id = newest - i;
+            if (i > 0) {
+                entries.append(',');
+            }
+            entries.append("{\"id\":\"")
+                    .append(id)
+                    .append("\",\"at\":\"2026-11-21T10:00:00Z\",\"actor\":\"ops\",\"action\":\"")
+                    .append(i % 2 == 0 ? "batch.accepted" : "write.rejected")
+                    .append("\",\"target\":\"")
+                    .append(id)
+                    .append("\",\"detail\":\"")
+                    .append(i == 1 ? "400 INVALID_ARGUMENT module: <script>alert(1)</script>" : "1 operations {ADD=1}")
+                    .append("\"}");
+        }
+        return "{\"entries\":[" + entries + "],\"next\":" + next + "}";
+    }
+
     /** "fill-<level>|<text>" of a PID's usage bar. */
     private static String usage(WebDriver browser, String pid) {
         WebElement cell = browser.findElement(By.cssSelector("tr[data-pid='" + pid + "'] .pid-usage"));
@@ -166,7 +269,7 @@ class ConsolePanelsIT {
         answers.put(
                 "GET /api/v1/cluster",
                 """
-                {"cluster":"default","self":"s1","leader":"s1","epoch":3,
+                {"cluster":"default","self":"s1","leader":"s1","epoch":3,"you":{"name":"bob","role":"operator"},
                  "members":[{"id":"s1","leader":true},{"id":"s2","leader":false}],
                  "health":{"status":"DOWN","components":{
                    "zookeeper":{"status":"UP","detail":"session 5000 ms"},
@@ -199,7 +302,7 @@ class ConsolePanelsIT {
         answers.put(
                 "GET /api/v1/alerts",
                 """
-                {"state":"open","alerts":[{"id":7,"key":"PID_UTILISATION:p-over:100","kind":"PID_UTILISATION",
+                {"state":"open","alerts":[{"id":"7","key":"PID_UTILISATION:p-over:100","kind":"PID_UTILISATION",
                   "severity":"CRITICAL","subject":"p-over","message":"<b>p-over</b> used 120 % of its quota",
                   "state":"OPEN","occurrences":3,"firstSeen":"2026-11-20T10:00:00Z","lastSeen":"2026-11-21T10:00:00Z",
                   "resolvedAt":null}]}""");
@@ -255,6 +358,8 @@ class ConsolePanelsIT {
                             401,
                             "application/json",
                             "{\"error\":\"invalid bearer token\",\"field\":\"Authorization\",\"code\":\"UNAUTHENTICATED\"}");
+                } else if (answers.containsKey(method + " " + uri)) { // an answer for this very query
+                    send(exchange, 200, "application/json", answers.get(method + " " + uri));
                 } else if (answers.containsKey(key)) {
                     send(exchange, statuses.getOrDefault(key, 200), "application/json", answers.get(key));
                 } else {

@@ -18,9 +18,32 @@ import java.util.Optional;
  *     condition raises this instead of a new alert
  * @param lastSeen when it was last reported
  * @param resolvedAt when it was resolved; present exactly when {@code state} is RESOLVED
+ * @param acknowledged who acknowledged the episode and when; an acknowledgement is kept through
+ *     repeats and the resolution of the episode (a new episode of the key starts unacknowledged)
  */
 public record StoredAlert(
-        long id, Alert alert, AlertState state, long occurrences, Instant lastSeen, Optional<Instant> resolvedAt) {
+        long id,
+        Alert alert,
+        AlertState state,
+        long occurrences,
+        Instant lastSeen,
+        Optional<Instant> resolvedAt,
+        Optional<Acknowledgement> acknowledged) {
+    /**
+     * An operator's "seen, someone is on it" on an alert episode.
+     *
+     * @param by the token name of who acknowledged it
+     */
+    public record Acknowledgement(String by, Instant at) {
+        public static final int MAX_BY = StorageLimits.MAX_ACTOR;
+
+        public Acknowledgement {
+            requireNonNull(by, "by");
+            requireArgument(!by.isBlank() && by.length() <= MAX_BY, "by", "by must be 1..%d characters", MAX_BY);
+            at = StorageLimits.stored(requireNonNull(at, "at"));
+        }
+    }
+
     /** Longest alert key stored. */
     public static final int MAX_KEY = 300;
     /** Longest subject stored. */
@@ -28,7 +51,14 @@ public record StoredAlert(
     /** Longest message stored; longer messages are cut, not refused. */
     public static final int MAX_MESSAGE = 4000;
 
+    /** Not acknowledged. */
+    public StoredAlert(
+            long id, Alert alert, AlertState state, long occurrences, Instant lastSeen, Optional<Instant> resolvedAt) {
+        this(id, alert, state, occurrences, lastSeen, resolvedAt, Optional.empty());
+    }
+
     public StoredAlert {
+        requireNonNull(acknowledged, "acknowledged");
         requireNonNull(alert, "alert");
         requireNonNull(state, "state");
         requireArgument(occurrences >= 1, "occurrences", "occurrences must be >= 1, was %d", occurrences);
@@ -83,12 +113,34 @@ public record StoredAlert(
         requireArgument(isOpen(), "state", "alert %s is %s; only an OPEN alert is seen again", key(), state);
         requireArgument(latest.key().equals(key()), "alert.key", "alert %s is not %s", latest.key(), key());
         return new StoredAlert(
-                id, latest.withFirstSeen(alert.firstSeen()), state, occurrences + 1, at, Optional.empty());
+                id,
+                latest.withFirstSeen(alert.firstSeen()),
+                state,
+                occurrences + 1,
+                at,
+                Optional.empty(),
+                acknowledged);
     }
 
     /** This episode, resolved at {@code at}. */
     public StoredAlert resolved(Instant at) {
         AlertState.RESOLVED.assertCanFollow(state);
-        return new StoredAlert(id, alert, AlertState.RESOLVED, occurrences, lastSeen, Optional.of(at));
+        return new StoredAlert(id, alert, AlertState.RESOLVED, occurrences, lastSeen, Optional.of(at), acknowledged);
+    }
+
+    /**
+     * This episode acknowledged by {@code by} at {@code at}; an episode acknowledged already keeps
+     * its first acknowledgement (so a retry changes nothing). Only an OPEN alert can be acknowledged.
+     */
+    public StoredAlert acknowledgedBy(String by, Instant at) {
+        if (!isOpen()) {
+            throw io.pidpool.core.error.PidPoolException.conflict(
+                    "id", "alert %d is %s; only an OPEN alert can be acknowledged", id, state);
+        }
+        if (acknowledged.isPresent()) {
+            return this;
+        }
+        return new StoredAlert(
+                id, alert, state, occurrences, lastSeen, resolvedAt, Optional.of(new Acknowledgement(by, at)));
     }
 }

@@ -150,7 +150,9 @@ final class ModulePlanner {
         this.index = index;
         this.policy = policy;
         this.graceNanos = policy.grace().toNanos();
-        this.delayNanos = policy.rebalanceDelay().toNanos();
+        // a module may set its own delay (ModuleConfig.rebalanceDelay); null: the policy's
+        java.time.Duration own = module.config().rebalanceDelay();
+        this.delayNanos = (own == null ? policy.rebalanceDelay() : own).toNanos();
         this.windowNanos = policy.brakeWindow().toNanos();
         this.now = now;
     }

@@ -21,6 +21,9 @@ public sealed interface Operation {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
             requireIdList(pids.stream().map(PidSpec::id).toList());
+            for (PidSpec p : pids) {
+                requireArgument(p.secret() != null, "pids.secret", "secret of %s is required to add it", p.id());
+            }
         }
 
         @Override
@@ -34,7 +37,10 @@ public sealed interface Operation {
         }
     }
 
-    /** Replaces secret, quota, allowance and attributes of existing PIDs (module stays). */
+    /**
+     * Replaces quota, allowance, attributes and (when given) the secret of existing PIDs; a spec
+     * without a secret keeps the stored one. The module stays.
+     */
     record Update(List<PidSpec> pids) implements Operation {
         public Update {
             pids = List.copyOf(requireNonNull(pids, "pids"));
@@ -86,11 +92,22 @@ public sealed interface Operation {
         }
     }
 
-    record SetServers(ModuleKey module, int servers, long monthlyDemand) implements Operation {
+    /**
+     * Sets a module's server count, demand and rebalance delay ({@code null}: the server's default),
+     * creating the module if needed.
+     */
+    record SetServers(ModuleKey module, int servers, long monthlyDemand, java.time.Duration rebalanceDelay)
+            implements Operation {
         public SetServers {
             requireNonNull(module, "module");
             ModuleConfig.of(module, servers); // same bounds as the config itself
             requireArgument(monthlyDemand >= 0, "monthlyDemand", "monthlyDemand must be >= 0, was %d", monthlyDemand);
+            ModuleConfig.requireRebalanceDelay(rebalanceDelay);
+        }
+
+        /** With the server's default rebalance delay. */
+        public SetServers(ModuleKey module, int servers, long monthlyDemand) {
+            this(module, servers, monthlyDemand, null);
         }
 
         @Override

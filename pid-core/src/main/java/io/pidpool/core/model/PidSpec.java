@@ -7,7 +7,8 @@ import java.util.Map;
 /**
  * An account as an operator submits it, before it is sealed and stored. {@code secret} is the plain
  * password: it is never logged ({@link #toString()} hides it) and is sealed before it leaves the
- * server that received it.
+ * server that received it. It is {@code null} only in an UPDATE that keeps the stored password
+ * ({@link Operation.Add} requires one).
  */
 public record PidSpec(
         String id, String secret, long monthlyQuota, long overageAllowance, Map<String, String> attributes) {
@@ -16,7 +17,7 @@ public record PidSpec(
     public PidSpec {
         Names.requirePidId(id, "pids.id");
         requireArgument(
-                secret != null && !secret.isEmpty() && secret.length() <= MAX_SECRET_LENGTH,
+                secret == null || (!secret.isEmpty() && secret.length() <= MAX_SECRET_LENGTH),
                 "pids.secret",
                 "secret of %s must be 1..%d characters",
                 id,

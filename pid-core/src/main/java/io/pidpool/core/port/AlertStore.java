@@ -41,4 +41,13 @@ public interface AlertStore {
     List<StoredAlert> recent(int limit);
 
     Optional<StoredAlert> find(long id);
+
+    /**
+     * Acknowledges alert {@code id} ({@link StoredAlert#acknowledgedBy}): the alert as stored now,
+     * or empty when there is no such alert. An acknowledged alert keeps its first acknowledgement.
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code CONFLICT} on {@code id} when the alert is
+     *     resolved
+     */
+    Optional<StoredAlert> acknowledge(long id, String by, Instant now);
 }

@@ -14,6 +14,13 @@ public interface AuditLog {
     /** The newest entries, newest first (by time, then id). */
     List<AuditEntry> recent(int limit);
 
+    /**
+     * The next page after entry {@code id} in the order of {@link #recent}: the newest entries older
+     * than it (earlier, or as old with a smaller id), newest first, at most {@code limit}. Empty when
+     * there is no entry {@code id}.
+     */
+    List<AuditEntry> olderThan(long id, int limit);
+
     /** The newest entries about {@code target}, newest first. */
     List<AuditEntry> forTarget(String target, int limit);
 }

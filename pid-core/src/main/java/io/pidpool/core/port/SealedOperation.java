@@ -24,6 +24,7 @@ public sealed interface SealedOperation {
         public Add {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
+            pids.forEach(p -> requireNonNull(p.secret(), "pids.secret"));
             Operation.requireIdList(pids.stream().map(SealedPidSpec::id).toList());
         }
 
@@ -88,9 +89,15 @@ public sealed interface SealedOperation {
         }
     }
 
-    record SetServers(ModuleKey module, int servers, long monthlyDemand) implements SealedOperation {
+    record SetServers(ModuleKey module, int servers, long monthlyDemand, java.time.Duration rebalanceDelay)
+            implements SealedOperation {
         public SetServers {
-            new Operation.SetServers(module, servers, monthlyDemand); // same rules
+            new Operation.SetServers(module, servers, monthlyDemand, rebalanceDelay); // same rules
+        }
+
+        /** With the server's default rebalance delay. */
+        public SetServers(ModuleKey module, int servers, long monthlyDemand) {
+            this(module, servers, monthlyDemand, null);
         }
 
         @Override
@@ -118,7 +125,7 @@ public sealed interface SealedOperation {
         } else if (operation instanceof Operation.ResetQuota reset) {
             return new ResetQuota(reset.pidIds());
         } else if (operation instanceof Operation.SetServers set) {
-            return new SetServers(set.module(), set.servers(), set.monthlyDemand());
+            return new SetServers(set.module(), set.servers(), set.monthlyDemand(), set.rebalanceDelay());
         }
         throw new IllegalArgumentException("unknown operation kind " + operation.type());
     }

@@ -15,12 +15,16 @@ import java.util.function.Function;
 /**
  * A {@link PidSpec} after its password was sealed by the server that accepted it: the form in which
  * an ADD or UPDATE waits in the {@link OperationLog} for the leader. It never holds a plain password.
+ * {@code secret} is {@code null} in an UPDATE that keeps the account's password (an ADD always has
+ * one: {@link SealedOperation.Add}).
  */
 public record SealedPidSpec(
         String id, SealedSecret secret, long monthlyQuota, long overageAllowance, Map<String, String> attributes) {
     public SealedPidSpec {
         Names.requirePidId(id, "pids.id");
-        StorageLimits.requireSecret(requireNonNull(secret, "pids.secret"), "pids.secret");
+        if (secret != null) {
+            StorageLimits.requireSecret(secret, "pids.secret");
+        }
         PidSpec.requireQuotas(id, monthlyQuota, overageAllowance);
         attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
         StorageLimits.requireAttributes(attributes, "pids.attributes");
@@ -30,7 +34,7 @@ public record SealedPidSpec(
     public static SealedPidSpec seal(PidSpec spec, Function<String, SealedSecret> sealer) {
         return new SealedPidSpec(
                 spec.id(),
-                sealer.apply(spec.secret()),
+                spec.secret() == null ? null : sealer.apply(spec.secret()),
                 spec.monthlyQuota(),
                 spec.overageAllowance(),
                 spec.attributes());
@@ -38,13 +42,23 @@ public record SealedPidSpec(
 
     /** The new, active account this spec describes in {@code module}. */
     public PidAccount toAccount(ModuleKey module) {
+        requireNonNull(secret, "pids.secret");
         return new PidAccount(id, module, monthlyQuota, overageAllowance, PidStatus.ACTIVE, secret, attributes);
     }
 
-    /** {@code existing} with this spec's secret, quotas and attributes; module and status stay. */
+    /**
+     * {@code existing} with this spec's secret (when it has one; else the existing one), quotas and
+     * attributes; module and status stay.
+     */
     public PidAccount applyTo(PidAccount existing) {
         requireArgument(existing.id().equals(id), "pids.id", "spec %s cannot update PID %s", id, existing.id());
         return new PidAccount(
-                id, existing.module(), monthlyQuota, overageAllowance, existing.status(), secret, attributes);
+                id,
+                existing.module(),
+                monthlyQuota,
+                overageAllowance,
+                existing.status(),
+                secret == null ? existing.secret() : secret,
+                attributes);
     }
 }

@@ -337,6 +337,39 @@ class AllocationPlannerTest {
     }
 
     @Test
+    void aModulesOwnRebalanceDelayDecidesWhenItsDepartedShareIsSpreadNotThePolicys() {
+        Duration own = Duration.ofSeconds(20); // shorter than the policy's 60 s
+        ModuleKey quick = sim.module("quick", 3);
+        ModuleKey usual = sim.module("usual", 3);
+        sim.delays.put(quick, own);
+        for (ModuleKey module : List.of(quick, usual)) {
+            sim.addPids(module, 9);
+            for (int i = 0; i < 3; i++) {
+                sim.join(module);
+            }
+        }
+        sim.quiesce(LONGEST, 10);
+        sim.crash(refs(quick).get(0));
+        sim.crash(refs(usual).get(0));
+        sim.step();
+        sim.advance(own.minusNanos(1));
+        assertThat(sim.step().adds())
+                .as("one nanosecond before the module's delay ends")
+                .isEmpty();
+        sim.advance(Duration.ofNanos(1));
+        Plan quickSpread = sim.step();
+        assertThat(quickSpread.adds()).hasSize(3).allMatch(a -> a.module().equals(quick));
+        sim.ackAll();
+        sim.advance(DELAY.minus(own).minusNanos(1));
+        assertThat(sim.step().adds())
+                .as("the other module waits for the policy's delay")
+                .isEmpty();
+        sim.advance(Duration.ofNanos(1));
+        Plan usualSpread = sim.step();
+        assertThat(usualSpread.adds()).hasSize(3).allMatch(a -> a.module().equals(usual));
+    }
+
+    @Test
     void aGracefulLeaveFreesItsPidsAtOnceAndKeepsThemForItsSlot() {
         ModuleKey module = settled(3, 10, 3);
         InstanceRef leaving = refs(module).get(1);

@@ -64,6 +64,9 @@ final class ClusterSimulator {
     long now = 1_000_000_000_000L;
     PlannerState state = PlannerState.EMPTY;
     final Map<ModuleKey, Integer> servers = new TreeMap<>();
+    /** Modules' own rebalance delays (ModuleConfig.rebalanceDelay); absent: the policy's. */
+    final Map<ModuleKey, Duration> delays = new TreeMap<>();
+
     final Map<ModuleKey, LinkedHashSet<String>> desired = new TreeMap<>();
     final List<Instance> live = new ArrayList<>();
     final List<Departed> departed = new ArrayList<>();
@@ -192,7 +195,11 @@ final class ClusterSimulator {
                     .map(d -> new DepartedInstance(d.ref.id(), d.ref.sessionId(), d.at, d.nodes, d.released))
                     .toList();
             modules.add(new ModuleSnapshot(
-                    ModuleConfig.of(key, servers.get(key)), desired.get(key), liveOnes, departedOnes, cooldowns));
+                    ModuleConfig.of(key, servers.get(key)).withRebalanceDelay(delays.get(key)),
+                    desired.get(key),
+                    liveOnes,
+                    departedOnes,
+                    cooldowns));
         }
         return new ClusterSnapshot(modules);
     }

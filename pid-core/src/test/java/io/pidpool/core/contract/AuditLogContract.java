@@ -39,6 +39,26 @@ public abstract class AuditLogContract extends RepositoryContract {
     }
 
     @Test
+    void pagesFollowOneAnotherWithoutGapOrRepeatAcrossEqualTimes() {
+        Instant t0 = clock.instant();
+        var a = entry(10, t0, "batch:1");
+        var b = entry(5, t0.plusSeconds(1), "batch:2");
+        var c = entry(20, t0.plusSeconds(1), "batch:3");
+        var d = entry(1, t0.minusSeconds(60), "batch:4");
+        var e = entry(7, t0.plusSeconds(1), "batch:5");
+        for (AuditEntry x : new AuditEntry[] {a, b, c, d, e}) {
+            audit().append(x);
+        }
+        // newest first: c (t0+1, 20), e (t0+1, 7), b (t0+1, 5), a (t0, 10), d (t0-60, 1)
+        assertThat(audit().recent(2)).containsExactly(c, e);
+        assertThat(audit().olderThan(7, 2)).containsExactly(b, a);
+        assertThat(audit().olderThan(10, 2)).containsExactly(d);
+        assertThat(audit().olderThan(1, 2)).isEmpty();
+        assertThat(audit().olderThan(20, 10)).containsExactly(e, b, a, d);
+        assertThat(audit().olderThan(999, 10)).as("no such entry").isEmpty();
+    }
+
+    @Test
     void aDuplicateIdIsAConflictAndTheFirstStays() {
         var first = entry(1, clock.instant(), "batch:1");
         audit().append(first);

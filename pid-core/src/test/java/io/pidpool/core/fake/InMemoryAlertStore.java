@@ -75,4 +75,15 @@ public final class InMemoryAlertStore implements AlertStore {
     public synchronized Optional<StoredAlert> find(long id) {
         return Optional.ofNullable(byId.get(id));
     }
+
+    @Override
+    public synchronized Optional<StoredAlert> acknowledge(long id, String by, Instant now) {
+        StoredAlert alert = byId.get(id);
+        if (alert == null) {
+            return Optional.empty();
+        }
+        StoredAlert acked = alert.acknowledgedBy(by, now);
+        byId.put(id, acked);
+        return Optional.of(acked);
+    }
 }

@@ -49,4 +49,20 @@ public final class InMemoryAuditLog implements AuditLog {
                 .limit(limit)
                 .toList());
     }
+
+    @Override
+    public List<AuditEntry> olderThan(long id, int limit) {
+        StorageLimits.requireLimit(limit);
+        return db.read(() -> {
+            AuditEntry from = db.audit.get(id);
+            if (from == null) {
+                return List.<AuditEntry>of();
+            }
+            return db.audit.values().stream()
+                    .filter(e -> NEWEST_FIRST.compare(e, from) > 0)
+                    .sorted(NEWEST_FIRST)
+                    .limit(limit)
+                    .toList();
+        });
+    }
 }

@@ -19,4 +19,10 @@ public interface AdviceApi {
 
     /** Recommendations on the latest usage report; empty while there is none. */
     Optional<Recommendations> recommendations();
+
+    /**
+     * Acknowledges an open alert as {@code actor} (audited); {@code NOT_FOUND} for an unknown id,
+     * {@code CONFLICT} for a resolved one. A second acknowledgement keeps the first.
+     */
+    StoredAlert acknowledge(long id, String actor);
 }

@@ -56,6 +56,7 @@ public final class AdviceMonitor implements AdviceApi, AutoCloseable {
     private final AlertRules rules;
     private final Recommender recommender;
     private final AutoApplier autoApply; // null: off
+    private final AlertAcks acks;
     private final Clock clock;
     private volatile ScheduledFuture<?> schedule;
 
@@ -66,6 +67,7 @@ public final class AdviceMonitor implements AdviceApi, AutoCloseable {
             AlertRules rules,
             Recommender recommender,
             AutoApplier autoApply,
+            AlertAcks acks,
             Clock clock) {
         this.leading = requireNonNull(leading, "leading");
         this.reports = requireNonNull(reports, "reports");
@@ -73,6 +75,7 @@ public final class AdviceMonitor implements AdviceApi, AutoCloseable {
         this.rules = requireNonNull(rules, "rules");
         this.recommender = requireNonNull(recommender, "recommender");
         this.autoApply = autoApply;
+        this.acks = requireNonNull(acks, "acks");
         this.clock = requireNonNull(clock, "clock");
     }
 
@@ -128,6 +131,11 @@ public final class AdviceMonitor implements AdviceApi, AutoCloseable {
                 })
                 .filter(java.util.Objects::nonNull)
                 .collect(Collectors.toSet());
+    }
+
+    @Override
+    public StoredAlert acknowledge(long id, String actor) {
+        return acks.acknowledge(id, actor);
     }
 
     @Override

@@ -40,6 +40,7 @@ public final class AdviceSetup implements AutoCloseable {
     private final LongSupplier ids;
     private final WebhookTasks webhook; // null: none
     private final AlertService alerts;
+    private final AlertStore store;
     private volatile AdviceMonitor monitor;
 
     /**
@@ -70,6 +71,7 @@ public final class AdviceSetup implements AutoCloseable {
                     Duration.ofMillis(config.webhook().timeoutMs()),
                     clock);
         }
+        this.store = requireNonNull(store, "store");
         this.alerts = new AlertService(store, ids, clock, webhook == null ? AlertNotifier.none() : webhook.notifier());
     }
 
@@ -82,10 +84,11 @@ public final class AdviceSetup implements AutoCloseable {
         return alerts.leaderSink();
     }
 
-    /** {@code base} with the configured cooldown threshold and duration. */
+    /** {@code base} with the configured cooldown threshold and duration and the default rebalance delay. */
     public LeaderSettings leaderSettings(LeaderSettings base) {
         return base.withFailurePolicy(
-                base.ackTimeout(), config.cooldownAfterFailures(), base.retryBackoff(), config.cooldown());
+                        base.ackTimeout(), config.cooldownAfterFailures(), base.retryBackoff(), config.cooldown())
+                .withRebalanceDelay(config.rebalanceDelay());
     }
 
     /** The planner with the configured mass-failure share, for {@code PidPoolNode.Builder.placement}. */
@@ -123,6 +126,7 @@ public final class AdviceSetup implements AutoCloseable {
                         new AlertRules(config.alertPolicy()),
                         new Recommender(config.recommenderPolicy()),
                         applier,
+                        new AlertAcks(store, repos, ids, clock),
                         clock)
                 .start(config.evaluateInterval());
         return monitor;

@@ -6,10 +6,13 @@ import java.time.Instant;
 /**
  * An alert as the API lists it and the webhook sends it (JSON).
  *
+ * @param id text: Snowflake ids exceed 2^53, which JavaScript numbers cannot hold
  * @param resolvedAt null while open
+ * @param acknowledgedBy who acknowledged the episode (the token's name), null if nobody has
+ * @param acknowledgedAt when, null if nobody has
  */
 public record AlertView(
-        long id,
+        String id,
         String key,
         String kind,
         String severity,
@@ -19,11 +22,13 @@ public record AlertView(
         long occurrences,
         Instant firstSeen,
         Instant lastSeen,
-        Instant resolvedAt) {
+        Instant resolvedAt,
+        String acknowledgedBy,
+        Instant acknowledgedAt) {
 
     public static AlertView of(StoredAlert a) {
         return new AlertView(
-                a.id(),
+                String.valueOf(a.id()),
                 a.key(),
                 a.alert().kind().name(),
                 a.alert().severity().name(),
@@ -33,6 +38,8 @@ public record AlertView(
                 a.occurrences(),
                 a.alert().firstSeen(),
                 a.lastSeen(),
-                a.resolvedAt().orElse(null));
+                a.resolvedAt().orElse(null),
+                a.acknowledged().map(StoredAlert.Acknowledgement::by).orElse(null),
+                a.acknowledged().map(StoredAlert.Acknowledgement::at).orElse(null));
     }
 }

@@ -31,6 +31,9 @@ import java.util.List;
  *     failure); 1.0 disables it
  * @param tariff the overage price tiers, cheapest first or not; empty = overage is free (no cost
  *     alerts, no recommendations)
+ * @param rebalanceDelayMs how long the leader keeps a departed instance's share for a replacement
+ *     before spreading it over the live instances, for modules that set no delay of their own
+ *     ({@code PUT /api/v1/modules/{module}} {@code rebalanceDelayMs}); 0..86400000
  */
 public record AdviceConfig(
         long evaluateIntervalMs,
@@ -44,7 +47,41 @@ public record AdviceConfig(
         List<TariffTier> tariff,
         WebhookConfig webhook,
         RecommendationsConfig recommendations,
-        AutoApplyConfig autoApply) {
+        AutoApplyConfig autoApply,
+        long rebalanceDelayMs) {
+
+    /** The default rebalance delay: one minute. */
+    public static final long DEFAULT_REBALANCE_DELAY_MS = 60_000;
+
+    /** With the default rebalance delay. */
+    public AdviceConfig(
+            long evaluateIntervalMs,
+            List<Integer> utilisationPercents,
+            boolean pidUtilisation,
+            BigDecimal projectedCostAbove,
+            int maxPidAlerts,
+            int cooldownAfterFailures,
+            long cooldownMs,
+            double massFailureShare,
+            List<TariffTier> tariff,
+            WebhookConfig webhook,
+            RecommendationsConfig recommendations,
+            AutoApplyConfig autoApply) {
+        this(
+                evaluateIntervalMs,
+                utilisationPercents,
+                pidUtilisation,
+                projectedCostAbove,
+                maxPidAlerts,
+                cooldownAfterFailures,
+                cooldownMs,
+                massFailureShare,
+                tariff,
+                webhook,
+                recommendations,
+                autoApply,
+                DEFAULT_REBALANCE_DELAY_MS);
+    }
 
     /**
      * One tier of the overage tariff.
@@ -95,7 +132,12 @@ public record AdviceConfig(
                 List.of(),
                 new WebhookConfig("", 10, 5_000),
                 new RecommendationsConfig(100, BigDecimal.ZERO),
-                new AutoApplyConfig(false, 20, 600_000, false));
+                new AutoApplyConfig(false, 20, 600_000, false),
+                DEFAULT_REBALANCE_DELAY_MS);
+    }
+
+    public Duration rebalanceDelay() {
+        return Duration.ofMillis(rebalanceDelayMs);
     }
 
     /** The alert rules' thresholds. */
@@ -167,6 +209,12 @@ public record AdviceConfig(
                 c.massFailureShare > 0 && c.massFailureShare <= 1,
                 "advice.massFailureShare",
                 "must be within (0, 1] (1 disables the brake), was " + c.massFailureShare);
+        check(
+                problems,
+                c.rebalanceDelayMs >= 0
+                        && c.rebalanceDelayMs <= io.pidpool.core.model.ModuleConfig.MAX_REBALANCE_DELAY.toMillis(),
+                "advice.rebalanceDelayMs",
+                "must be within 0..86400000, was " + c.rebalanceDelayMs);
         if (c.tariff == null) {
             problems.add(new Problem("advice.tariff", "is required (may be [])"));
         } else {

@@ -23,6 +23,8 @@ import java.util.Objects;
  *       state, newest first, at most {@code ?limit=} (1..10000, default 100).
  *   <li>{@code GET /api/v1/recommendations}: proposed moves with their explanation and cost delta;
  *       503 while no usage report exists yet.
+ *   <li>{@code POST /api/v1/alerts/{id}/ack} (operator): acknowledges an open alert (audited); 404
+ *       for an unknown id, 409 for a resolved alert; acknowledging again keeps the first.
  * </ul>
  *
  * Money is written as decimal strings (exact, no binary floating point).
@@ -113,6 +115,13 @@ final class AdviceRoutes implements ApiRoutes {
     @Override
     public void register(Routes routes) {
         routes.get("/api/v1/alerts", Access.READ, ctx -> Routes.answer(ctx, 200, alerts(ctx, advice)));
+        routes.post("/api/v1/alerts/{id}/ack", Access.WRITE, ctx -> {
+            long id = Params.longValue(ctx.pathParam("id"), "id");
+            Routes.answer(
+                    ctx,
+                    200,
+                    AlertView.of(advice.acknowledge(id, Routes.principal(ctx).name())));
+        });
         routes.get(
                 "/api/v1/recommendations",
                 Access.READ,

@@ -47,14 +47,26 @@ final class ApiJson {
     /** The body of every error answer. */
     record Error(String error, String field, String code) {}
 
-    /** {@code GET /api/v1/cluster}. */
+    /**
+     * {@code GET /api/v1/cluster}.
+     *
+     * @param you who asked: the token's name and role (the console shows only what the role may do)
+     */
     record Cluster(
             String cluster,
             String self,
             String leader,
             Epoch epoch,
             List<OperatorApi.Member> members,
-            HealthCheck.Report health) {}
+            HealthCheck.Report health,
+            You you) {}
+
+    /** The caller: its token's name and role ({@code viewer}, {@code operator}, {@code admin}). */
+    record You(String name, String role) {
+        static You of(Principal principal) {
+            return new You(principal.name(), principal.role().name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
 
     record Modules(List<OperatorApi.ModuleView> modules) {}
 
@@ -67,21 +79,31 @@ final class ApiJson {
             ModuleKey to,
             List<String> pids,
             Integer servers,
-            Long monthlyDemand) {
+            Long monthlyDemand,
+            Long rebalanceDelayMs) {
 
         static OperationView of(int index, SealedOperation op) {
             // Java 17: no pattern switch yet; the sealed hierarchy is small
             if (op instanceof SealedOperation.Add add) {
-                return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null);
+                return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null, null);
             }
             if (op instanceof SealedOperation.Migrate migrate) {
-                return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null);
+                return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null, null);
             }
             if (op instanceof SealedOperation.SetServers set) {
                 return new OperationView(
-                        index, op.type(), set.module(), null, null, set.servers(), set.monthlyDemand());
+                        index,
+                        op.type(),
+                        set.module(),
+                        null,
+                        null,
+                        set.servers(),
+                        set.monthlyDemand(),
+                        set.rebalanceDelay() == null
+                                ? null
+                                : set.rebalanceDelay().toMillis());
             }
-            return new OperationView(index, op.type(), null, null, op.pidIds(), null, null);
+            return new OperationView(index, op.type(), null, null, op.pidIds(), null, null, null);
         }
     }
 
@@ -147,8 +169,12 @@ final class ApiJson {
         }
     }
 
-    /** {@code GET /api/v1/audit}. */
-    record Audit(List<AuditView> entries) {}
+    /**
+     * {@code GET /api/v1/audit}.
+     *
+     * @param next the {@code before} of the next (older) page, {@code null} on the last page
+     */
+    record Audit(List<AuditView> entries, String next) {}
 
     /** An audit entry; the id is text because Snowflake ids exceed 2^53. */
     record AuditView(String id, Instant at, String actor, String action, String target, String detail) {

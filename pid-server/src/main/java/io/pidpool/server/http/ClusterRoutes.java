@@ -25,7 +25,13 @@ final class ClusterRoutes implements ApiRoutes {
                     ctx,
                     200,
                     new ApiJson.Cluster(
-                            view.cluster(), view.self(), view.leader(), view.epoch(), view.members(), health.report()));
+                            view.cluster(),
+                            view.self(),
+                            view.leader(),
+                            view.epoch(),
+                            view.members(),
+                            health.report(),
+                            ApiJson.You.of(Routes.principal(ctx))));
         });
     }
 }

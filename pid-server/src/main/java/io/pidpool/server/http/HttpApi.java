@@ -9,8 +9,10 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.Role.Access;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -32,7 +34,9 @@ import org.slf4j.LoggerFactory;
  * get 413), the content type must be JSON (415), and the JSON is parsed strictly. Everything is
  * validated before the {@link OperatorApi} is called, so a rejected request changes nothing.
  * Errors have one shape, {@code {"error", "field", "code"}}, produced in one place ({@link
- * #answerError}). The request log carries method, path, status, duration and the token's name:
+ * #answerError}); a wrong method on a known path is 405 with {@code Allow} (before the token is
+ * read, like an unknown path's 404). {@link #routes()} lists what was registered, for the OpenAPI
+ * check. The request log carries method, path, status, duration and the token's name:
  * never a body, a query or a header.
  *
  * <p>Concurrency: routes are added by the building thread before start; handlers run on Jetty's
@@ -99,6 +103,10 @@ public final class HttpApi implements AutoCloseable {
     private final Routes routes;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private volatile RequestObserver observer = (method, route, status, nanos) -> {};
+    private final List<Route> registered = new CopyOnWriteArrayList<>();
+
+    /** A registered route: method and Javalin path pattern ({@code /api/v1/pids/{id}}). */
+    public record Route(String method, String path) {}
 
     /**
      * The shared parts only, without an audit trail for refused writes (tests of one area): add
@@ -122,6 +130,13 @@ public final class HttpApi implements AutoCloseable {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
             config.http.maxRequestSize = settings.maxRequestBytes();
+            // a wrong method on a known path is 405 with an Allow header, not 404
+            config.http.prefer405over404 = true;
+            config.events(events -> events.handlerAdded(info -> {
+                if (info.getHttpMethod().isHttpMethod()) { // not the before/after filters
+                    registered.add(new Route(info.getHttpMethod().name(), info.getPath()));
+                }
+            }));
             config.staticFiles.add(files -> {
                 files.hostedPath = "/";
                 files.directory = "/console";
@@ -147,6 +162,7 @@ public final class HttpApi implements AutoCloseable {
         with(batches);
         with(new PidRoutes(api));
         with(new AuditRoutes(api));
+        with(new OpenApiRoutes());
     }
 
     /** Adds the alert and recommendation routes ({@link AdviceRoutes}); call before {@link #start()}. */
@@ -188,6 +204,14 @@ public final class HttpApi implements AutoCloseable {
     public HttpApi observe(RequestObserver observer) {
         this.observer = Objects.requireNonNull(observer, "observer");
         return this;
+    }
+
+    /**
+     * Every route registered so far, in order (the console's static files excepted): what the
+     * OpenAPI document must describe.
+     */
+    public List<Route> routes() {
+        return List.copyOf(registered);
     }
 
     /** The bound port (the real one when configured with 0). */
@@ -275,6 +299,18 @@ public final class HttpApi implements AutoCloseable {
             if (status == 401) {
                 ctx.header("WWW-Authenticate", "Bearer realm=\"pidpool\"");
             }
+        } else if (e instanceof HttpResponseException h && h.getStatus() == 405) {
+            status = 405;
+            String allowed =
+                    String.join(", ", new java.util.TreeSet<>(h.getDetails().values()));
+            if (!allowed.isEmpty()) {
+                ctx.header("Allow", allowed);
+            }
+            error = new ApiJson.Error(
+                    ctx.method() + " is not allowed on " + ctx.path()
+                            + (allowed.isEmpty() ? "" : "; allowed: " + allowed),
+                    null,
+                    "METHOD_NOT_ALLOWED");
         } else if (e instanceof HttpResponseException h) {
             status = h.getStatus();
             error = new ApiJson.Error(

@@ -61,11 +61,17 @@ public interface OperatorApi {
     /** One page of PIDs matching the query, sorted by id. */
     PidPage pids(PidQuery query);
 
+    /** One PID with its attributes (never its secret), if it exists. */
+    Optional<PidDetail> pid(String id);
+
     /** The newest batches, newest first, at most {@code limit}. */
     List<BatchRecord> batches(int limit);
 
     /** The newest audit entries, newest first, at most {@code limit}. */
     List<AuditEntry> audit(int limit);
+
+    /** The entries older than entry {@code id}, newest first, at most {@code limit}; empty if none. */
+    List<AuditEntry> auditBefore(long id, int limit);
 
     /**
      * Writes a refused write attempt (401, 403, validation failure, too large …) to the audit trail,
@@ -95,6 +101,8 @@ public interface OperatorApi {
      * @param monthlyQuota the sum of its accounts' monthly quotas
      * @param used commands used this month on its accounts (the usage ledger: deductions minus
      *     refunds, as far as they have been synced from Redis)
+     * @param rebalanceDelayMs the module's own rebalance delay, or {@code null} when it uses the
+     *     server's default
      */
     record ModuleView(
             ModuleKey module,
@@ -105,9 +113,24 @@ public interface OperatorApi {
             int held,
             List<InstanceView> instances,
             long monthlyQuota,
-            long used) {
+            long used,
+            Long rebalanceDelayMs) {
         public ModuleView {
             instances = List.copyOf(instances);
+        }
+
+        /** With the server's default rebalance delay. */
+        public ModuleView(
+                ModuleKey module,
+                int servers,
+                long monthlyDemand,
+                int pids,
+                int assignable,
+                int held,
+                List<InstanceView> instances,
+                long monthlyQuota,
+                long used) {
+            this(module, servers, monthlyDemand, pids, assignable, held, instances, monthlyQuota, used, null);
         }
 
         /** Without usage figures. */
@@ -159,6 +182,40 @@ public interface OperatorApi {
                 PidState nodeState,
                 String error) {
             this(id, module, status, monthlyQuota, overageAllowance, instance, nodeState, error, 0);
+        }
+    }
+
+    /**
+     * One PID as {@code GET /api/v1/pids/{id}} shows it: the list's fields and its attributes. There
+     * is deliberately no field for the password, sealed or not.
+     */
+    record PidDetail(
+            String id,
+            ModuleKey module,
+            PidStatus status,
+            long monthlyQuota,
+            long overageAllowance,
+            InstanceId instance,
+            PidState nodeState,
+            String error,
+            long used,
+            java.util.Map<String, String> attributes) {
+        public PidDetail {
+            attributes = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(attributes)); // sorted
+        }
+
+        public static PidDetail of(PidView view, java.util.Map<String, String> attributes) {
+            return new PidDetail(
+                    view.id(),
+                    view.module(),
+                    view.status(),
+                    view.monthlyQuota(),
+                    view.overageAllowance(),
+                    view.instance(),
+                    view.nodeState(),
+                    view.error(),
+                    view.used(),
+                    attributes);
         }
     }
 

@@ -1,12 +1,16 @@
 package io.pidpool.server.http;
 
+import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.PidStatus;
 import io.pidpool.server.config.Role.Access;
 import java.util.Objects;
 
-/** {@code GET /api/v1/pids?module=&state=&status=&after=&limit=}. */
+/**
+ * {@code GET /api/v1/pids?module=&state=&status=&after=&limit=} and {@code GET /api/v1/pids/{id}}
+ * (one PID with its attributes; never its secret, sealed or not).
+ */
 final class PidRoutes implements ApiRoutes {
     private final OperatorApi api;
 
@@ -28,6 +32,10 @@ final class PidRoutes implements ApiRoutes {
                     after == null ? null : Names.requirePidId(after, "after"),
                     Params.limit(ctx, "limit", OperatorApi.PidQuery.DEFAULT_LIMIT, OperatorApi.PidQuery.MAX_LIMIT));
             Routes.answer(ctx, 200, api.pids(query));
+        });
+        routes.get("/api/v1/pids/{id}", Access.READ, ctx -> {
+            String id = Names.requirePidId(ctx.pathParam("id"), "id");
+            Routes.answer(ctx, 200, api.pid(id).orElseThrow(() -> PidPoolException.notFound("id", "no PID %s", id)));
         });
     }
 }

@@ -26,7 +26,7 @@ final class RequestParser {
 
     private static final Set<String> PID_SPEC_FIELDS =
             Set.of("id", "secret", "monthlyQuota", "overageAllowance", "attributes");
-    private static final Set<String> MODULE_SETTINGS_FIELDS = Set.of("servers", "monthlyDemand");
+    private static final Set<String> MODULE_SETTINGS_FIELDS = Set.of("servers", "monthlyDemand", "rebalanceDelayMs");
 
     private RequestParser() {}
 
@@ -52,13 +52,24 @@ final class RequestParser {
         return result;
     }
 
-    /** {@code {"servers":4,"monthlyDemand":200000}} of {@code PUT /api/v1/modules/{module}}. */
+    /**
+     * {@code {"servers":4,"monthlyDemand":200000,"rebalanceDelayMs":30000}} of {@code PUT
+     * /api/v1/modules/{module}}; an absent or null {@code rebalanceDelayMs} is the server's default.
+     */
     static Operation.SetServers moduleSettings(ModuleKey module, JsonNode body) {
         requireObject(body, "", "the request body");
         requireOnly(body, MODULE_SETTINGS_FIELDS, "");
         int servers = requiredInt(body, "servers", "");
         long demand = optionalLong(body, "monthlyDemand", "", 0);
-        return at("", () -> new Operation.SetServers(module, servers, demand));
+        java.time.Duration delay = rebalanceDelay(body, "");
+        return at("", () -> new Operation.SetServers(module, servers, demand, delay));
+    }
+
+    private static java.time.Duration rebalanceDelay(JsonNode node, String at) {
+        JsonNode value = node.get("rebalanceDelayMs");
+        return value == null || value.isNull()
+                ? null
+                : java.time.Duration.ofMillis(integral(value, join(at, "rebalanceDelayMs")));
     }
 
     private static Operation operation(JsonNode op, String at) {
@@ -68,12 +79,12 @@ final class RequestParser {
             case ADD -> {
                 requireOnly(op, Set.of("type", "module", "pids"), at);
                 ModuleKey module = moduleKey(op, "module", at);
-                List<PidSpec> specs = pidSpecs(op, at);
+                List<PidSpec> specs = pidSpecs(op, at, true);
                 yield at(at, () -> new Operation.Add(module, specs));
             }
             case UPDATE -> {
                 requireOnly(op, Set.of("type", "pids"), at);
-                List<PidSpec> specs = pidSpecs(op, at);
+                List<PidSpec> specs = pidSpecs(op, at, false);
                 yield at(at, () -> new Operation.Update(specs));
             }
             case DELETE -> {
@@ -93,11 +104,12 @@ final class RequestParser {
                 yield at(at, () -> new Operation.ResetQuota(ids));
             }
             case SET_SERVERS -> {
-                requireOnly(op, Set.of("type", "module", "servers", "monthlyDemand"), at);
+                requireOnly(op, Set.of("type", "module", "servers", "monthlyDemand", "rebalanceDelayMs"), at);
                 ModuleKey module = moduleKey(op, "module", at);
                 int servers = requiredInt(op, "servers", at);
                 long demand = optionalLong(op, "monthlyDemand", at, 0);
-                yield at(at, () -> new Operation.SetServers(module, servers, demand));
+                java.time.Duration delay = rebalanceDelay(op, at);
+                yield at(at, () -> new Operation.SetServers(module, servers, demand, delay));
             }
         };
     }
@@ -129,7 +141,8 @@ final class RequestParser {
         }
     }
 
-    private static List<PidSpec> pidSpecs(JsonNode op, String at) {
+    /** @param secretRequired ADD needs a password; an UPDATE without one keeps the stored one */
+    private static List<PidSpec> pidSpecs(JsonNode op, String at, boolean secretRequired) {
         JsonNode pids = requiredList(op, at);
         List<PidSpec> specs = new ArrayList<>(pids.size());
         for (int j = 0; j < pids.size(); j++) {
@@ -138,7 +151,7 @@ final class RequestParser {
             requireObject(p, pidAt, pidAt);
             requireOnly(p, PID_SPEC_FIELDS, pidAt);
             String id = requiredText(p, "id", pidAt);
-            String secret = requiredText(p, "secret", pidAt);
+            String secret = secretRequired ? requiredText(p, "secret", pidAt) : optionalText(p, "secret", pidAt);
             long quota = requiredLong(p, "monthlyQuota", pidAt);
             long allowance = optionalLong(p, "overageAllowance", pidAt, 0);
             Map<String, String> attributes = attributes(p, pidAt);
@@ -203,6 +216,11 @@ final class RequestParser {
             throw PidPoolException.invalid(field, "%s must be text", field);
         }
         return value.textValue();
+    }
+
+    private static String optionalText(JsonNode node, String name, String at) {
+        JsonNode value = node.get(name);
+        return value == null || value.isNull() ? null : requiredText(node, name, at);
     }
 
     private static int requiredInt(JsonNode node, String name, String at) {

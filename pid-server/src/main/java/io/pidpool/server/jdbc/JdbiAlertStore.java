@@ -29,7 +29,7 @@ import org.jdbi.v3.core.Handle;
 final class JdbiAlertStore implements AlertStore {
     private static final int RAISE_ATTEMPTS = 5;
     private static final String SELECT = "SELECT alert_id, alert_key, alert_kind, severity, subject, message,"
-            + " alert_state, occurrences, first_seen, last_seen, resolved_at FROM alert";
+            + " alert_state, occurrences, first_seen, last_seen, resolved_at, acked_by, acked_at FROM alert";
 
     private final JdbiSession session;
 
@@ -141,6 +141,31 @@ final class JdbiAlertStore implements AlertStore {
                 .findOne());
     }
 
+    @Override
+    public Optional<StoredAlert> acknowledge(long id, String by, Instant now) {
+        Preconditions.requireNonNull(by, "by");
+        Preconditions.requireNonNull(now, "now");
+        return session.write(null, h -> {
+            Optional<StoredAlert> found = h.createQuery(SELECT + " WHERE alert_id = :id FOR UPDATE")
+                    .bind("id", id)
+                    .map((rs, ctx) -> row(rs))
+                    .findOne();
+            if (found.isEmpty()) {
+                return Optional.empty();
+            }
+            StoredAlert acked = found.get().acknowledgedBy(by, now);
+            if (acked != found.get()) {
+                StoredAlert.Acknowledgement ack = acked.acknowledged().orElseThrow();
+                h.createUpdate("UPDATE alert SET acked_by = :by, acked_at = :at WHERE alert_id = :id")
+                        .bind("by", ack.by())
+                        .bind("at", Rows.toDb(ack.at()))
+                        .bind("id", id)
+                        .execute();
+            }
+            return Optional.of(acked);
+        });
+    }
+
     private static StoredAlert row(ResultSet rs) throws SQLException {
         Alert alert = new Alert(
                 rs.getString("alert_key"),
@@ -158,6 +183,10 @@ final class JdbiAlertStore implements AlertStore {
                 Rows.instant(rs, "last_seen"),
                 rs.getObject("resolved_at", java.time.LocalDateTime.class) == null
                         ? Optional.empty()
-                        : Optional.of(Rows.instant(rs, "resolved_at")));
+                        : Optional.of(Rows.instant(rs, "resolved_at")),
+                rs.getString("acked_by") == null
+                        ? Optional.empty()
+                        : Optional.of(new StoredAlert.Acknowledgement(
+                                rs.getString("acked_by"), Rows.instant(rs, "acked_at"))));
     }
 }

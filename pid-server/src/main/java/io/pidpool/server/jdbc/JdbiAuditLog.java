@@ -44,6 +44,27 @@ final class JdbiAuditLog implements AuditLog {
     }
 
     @Override
+    public List<AuditEntry> olderThan(long id, int limit) {
+        StorageLimits.requireLimit(limit);
+        return session.read(h -> {
+            var at = h.createQuery("SELECT occurred_at FROM audit_log WHERE audit_id = :id")
+                    .bind("id", id)
+                    .map((rs, ctx) -> rs.getObject(1))
+                    .findOne();
+            if (at.isEmpty()) {
+                return List.<AuditEntry>of();
+            }
+            // the stored value as it is, so the comparison is exact whatever the column type
+            return h.createQuery(SELECT + " WHERE occurred_at < :at OR (occurred_at = :at AND audit_id < :id)"
+                            + NEWEST_FIRST + limit + " ROWS ONLY")
+                    .bindByType("at", at.get(), at.get().getClass())
+                    .bind("id", id)
+                    .map((rs, ctx) -> row(rs))
+                    .list();
+        });
+    }
+
+    @Override
     public List<AuditEntry> forTarget(String target, int limit) {
         Preconditions.requireNonNull(target, "target");
         StorageLimits.requireLimit(limit);

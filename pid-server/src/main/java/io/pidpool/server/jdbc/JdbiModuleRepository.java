@@ -51,25 +51,32 @@ final class JdbiModuleRepository implements ModuleRepository {
 
     private boolean update(Handle h, ModuleConfig config) {
         return h.createUpdate("UPDATE pool_module SET servers = :servers, monthly_demand = :demand,"
-                                + " min_per_instance = :min, updated_at = :now WHERE module_key = :key")
+                                + " min_per_instance = :min, rebalance_delay_ms = :delay, updated_at = :now"
+                                + " WHERE module_key = :key")
                         .bind("key", config.key().toString())
                         .bind("servers", config.servers())
                         .bind("demand", config.monthlyDemand())
                         .bind("min", config.minPerInstance())
+                        .bindByType("delay", delayMs(config), Long.class)
                         .bind("now", Rows.toDb(clock.instant()))
                         .execute()
                 == 1;
     }
 
     private void insert(Handle h, ModuleConfig config) {
-        h.createUpdate("INSERT INTO pool_module (module_key, servers, monthly_demand, min_per_instance, updated_at)"
-                        + " VALUES (:key, :servers, :demand, :min, :now)")
+        h.createUpdate("INSERT INTO pool_module (module_key, servers, monthly_demand, min_per_instance,"
+                        + " rebalance_delay_ms, updated_at) VALUES (:key, :servers, :demand, :min, :delay, :now)")
                 .bind("key", config.key().toString())
                 .bind("servers", config.servers())
                 .bind("demand", config.monthlyDemand())
                 .bind("min", config.minPerInstance())
+                .bindByType("delay", delayMs(config), Long.class)
                 .bind("now", Rows.toDb(clock.instant()))
                 .execute();
+    }
+
+    private static Long delayMs(ModuleConfig config) {
+        return config.rebalanceDelay() == null ? null : config.rebalanceDelay().toMillis();
     }
 
     @Override
@@ -83,13 +90,18 @@ final class JdbiModuleRepository implements ModuleRepository {
         return session.snapshot(h -> load(h, null));
     }
 
+    private static java.time.Duration delay(Long ms) {
+        return ms == null ? null : java.time.Duration.ofMillis(ms);
+    }
+
     /** Modules (one, or all when {@code key} is null) with their weights, ordered by key. */
     static List<ModuleConfig> load(Handle h, ModuleKey key) {
         String where = key == null ? "" : " WHERE module_key = :key";
         var weights = new HashMap<String, Map<InstanceId, Integer>>();
         var weightQuery = h.createQuery("SELECT module_key, instance_id, weight FROM pool_module_weight" + where);
-        var moduleQuery =
-                h.createQuery("SELECT module_key, servers, monthly_demand, min_per_instance FROM pool_module" + where);
+        var moduleQuery = h.createQuery(
+                "SELECT module_key, servers, monthly_demand, min_per_instance, rebalance_delay_ms FROM pool_module"
+                        + where);
         if (key != null) {
             weightQuery.bind("key", key.toString());
             moduleQuery.bind("key", key.toString());
@@ -107,7 +119,8 @@ final class JdbiModuleRepository implements ModuleRepository {
                         rs.getInt("servers"),
                         rs.getLong("monthly_demand"),
                         rs.getInt("min_per_instance"),
-                        weights.getOrDefault(rs.getString("module_key"), Map.of())))
+                        weights.getOrDefault(rs.getString("module_key"), Map.of()),
+                        delay(rs.getObject("rebalance_delay_ms", Long.class))))
                 .list());
         modules.sort(Comparator.comparing(ModuleConfig::key));
         return List.copyOf(modules);

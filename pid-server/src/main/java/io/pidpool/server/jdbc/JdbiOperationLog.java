@@ -19,6 +19,7 @@ import io.pidpool.core.port.StorageLimits;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -211,12 +212,14 @@ final class JdbiOperationLog implements OperationLog {
 
     private static void insertOperations(Handle h, long batchId, List<SealedOperation> operations) {
         PreparedBatch ops = h.prepareBatch("INSERT INTO op_operation (batch_id, op_index, op_type, module_key, servers,"
-                + " monthly_demand) VALUES (:id, :index, :type, :module, :servers, :demand)");
+                + " monthly_demand, rebalance_delay_ms) VALUES (:id, :index, :type, :module, :servers, :demand,"
+                + " :delay)");
         for (int i = 0; i < operations.size(); i++) {
             SealedOperation op = operations.get(i);
             String module = null;
             Integer servers = null;
             Long demand = null;
+            Long delay = null;
             if (op instanceof SealedOperation.Add add) {
                 module = add.module().toString();
             } else if (op instanceof SealedOperation.Migrate migrate) {
@@ -225,6 +228,9 @@ final class JdbiOperationLog implements OperationLog {
                 module = set.module().toString();
                 servers = set.servers();
                 demand = set.monthlyDemand();
+                delay = set.rebalanceDelay() == null
+                        ? null
+                        : set.rebalanceDelay().toMillis();
             }
             ops.bind("id", batchId)
                     .bind("index", i)
@@ -232,6 +238,7 @@ final class JdbiOperationLog implements OperationLog {
                     .bindByType("module", module, String.class)
                     .bindByType("servers", servers, Integer.class)
                     .bindByType("demand", demand, Long.class)
+                    .bindByType("delay", delay, Long.class)
                     .add();
         }
         ops.execute(); // parents first: the foreign keys check each row as it goes in
@@ -250,7 +257,11 @@ final class JdbiOperationLog implements OperationLog {
                         .bind("index", p)
                         .bind("pid", ids.get(p))
                         .bindByType(
-                                "secret", spec == null ? null : spec.secret().encode(), String.class)
+                                "secret",
+                                spec == null || spec.secret() == null
+                                        ? null
+                                        : spec.secret().encode(),
+                                String.class)
                         .bindByType("quota", spec == null ? null : spec.monthlyQuota(), Long.class)
                         .bindByType("allowance", spec == null ? null : spec.overageAllowance(), Long.class)
                         .add();
@@ -310,7 +321,7 @@ final class JdbiOperationLog implements OperationLog {
         Rows.bindAll(
                         h.createQuery("SELECT b.batch_id, b.status, b.requested_by, b.leader_epoch, b.created_at,"
                                 + " b.updated_at, o.op_index, o.op_type, o.module_key, o.servers, o.monthly_demand,"
-                                + " o.result_ok, o.result_message FROM op_batch b"
+                                + " o.rebalance_delay_ms, o.result_ok, o.result_message FROM op_batch b"
                                 + " LEFT JOIN op_operation o ON o.batch_id = b.batch_id"
                                 + " WHERE b.batch_id IN (" + in + ")"),
                         "b",
@@ -325,6 +336,7 @@ final class JdbiOperationLog implements OperationLog {
                         return batch; // a batch without operations (LEFT JOIN)
                     }
                     int index = rs.getInt("op_index");
+                    Long delay = rs.getObject("rebalance_delay_ms", Long.class);
                     boolean ok = rs.getBoolean("result_ok");
                     OperationResult result =
                             rs.wasNull() ? null : new OperationResult(index, ok, rs.getString("result_message"));
@@ -337,6 +349,7 @@ final class JdbiOperationLog implements OperationLog {
                                             rs.getString("module_key"),
                                             rs.getInt("servers"),
                                             rs.getLong("monthly_demand"),
+                                            delay == null ? null : Duration.ofMillis(delay),
                                             result));
                     return batch;
                 })
@@ -367,14 +380,15 @@ final class JdbiOperationLog implements OperationLog {
                     int index = rs.getInt("pid_index");
                     String secret = rs.getString("sealed_secret");
                     long quota = rs.getLong("monthly_quota");
+                    boolean hasSpec = !rs.wasNull(); // ADD and UPDATE rows carry a quota, others not
                     long allowance = rs.getLong("overage_allowance");
                     var row = new PidRow(
                             rs.getString("pid_id"),
-                            secret == null
+                            !hasSpec
                                     ? null
                                     : new SealedPidSpec(
                                             rs.getString("pid_id"),
-                                            SealedSecret.decode(secret),
+                                            secret == null ? null : SealedSecret.decode(secret),
                                             quota,
                                             allowance,
                                             attributes.getOrDefault(key(batch, op, index), Map.of())));
@@ -426,7 +440,13 @@ final class JdbiOperationLog implements OperationLog {
 
     private record PidRow(String id, SealedPidSpec spec) {}
 
-    private record OpRow(OperationType type, String module, int servers, long demand, OperationResult result) {
+    private record OpRow(
+            OperationType type,
+            String module,
+            int servers,
+            long demand,
+            java.time.Duration rebalanceDelay,
+            OperationResult result) {
         SealedOperation decode(List<PidRow> pids) {
             List<String> ids = pids.stream().map(PidRow::id).toList();
             List<SealedPidSpec> specs = pids.stream().map(PidRow::spec).toList();
@@ -436,7 +456,8 @@ final class JdbiOperationLog implements OperationLog {
                 case DELETE -> new SealedOperation.Delete(ids);
                 case MIGRATE -> new SealedOperation.Migrate(ids, ModuleKey.parse(module));
                 case RESET_QUOTA -> new SealedOperation.ResetQuota(ids);
-                case SET_SERVERS -> new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand);
+                case SET_SERVERS ->
+                    new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand, rebalanceDelay);
             };
         }
     }

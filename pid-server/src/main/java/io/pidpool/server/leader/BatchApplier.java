@@ -158,8 +158,14 @@ final class BatchApplier {
             ModuleConfig config = repos.modules()
                     .find(set.module())
                     .map(c -> new ModuleConfig(
-                            c.key(), set.servers(), set.monthlyDemand(), c.minPerInstance(), c.instanceWeights()))
-                    .orElseGet(() -> new ModuleConfig(set.module(), set.servers(), set.monthlyDemand(), 0, Map.of()));
+                            c.key(),
+                            set.servers(),
+                            set.monthlyDemand(),
+                            c.minPerInstance(),
+                            c.instanceWeights(),
+                            set.rebalanceDelay()))
+                    .orElseGet(() -> new ModuleConfig(
+                            set.module(), set.servers(), set.monthlyDemand(), 0, Map.of(), set.rebalanceDelay()));
             repos.modules().put(config);
             changes.add(new DbChange.ModulePut(config));
             return "servers of " + set.module() + " set to " + set.servers();

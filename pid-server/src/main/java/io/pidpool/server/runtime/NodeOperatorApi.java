@@ -107,6 +107,11 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     @Override
+    public List<AuditEntry> auditBefore(long id, int limit) {
+        return repos.audit().olderThan(id, limit);
+    }
+
+    @Override
     public void rejected(RejectedWrite attempt) {
         try {
             repos.audit()
@@ -145,6 +150,19 @@ final class NodeOperatorApi implements OperatorApi {
     @Override
     public PidPage pids(PidQuery query) {
         return page(node.pids(query.module(), query.state()), query, monthUsage());
+    }
+
+    @Override
+    public Optional<PidDetail> pid(String id) {
+        Optional<io.pidpool.core.model.PidAccount> account = repos.pids().find(id);
+        if (account.isEmpty()) {
+            return Optional.empty();
+        }
+        ModuleKey module = account.get().module();
+        return node.pids(module, null).stream()
+                .filter(p -> p.id().equals(id))
+                .findFirst()
+                .map(p -> PidDetail.of(pidView(p, monthUsage()), account.get().attributes()));
     }
 
     // ---------------------------------------------------------------- mapping (static, unit-tested)
@@ -204,7 +222,10 @@ final class NodeOperatorApi implements OperatorApi {
                         .map(i -> new InstanceView(i.id(), i.host(), i.weight(), i.live(), i.held(), i.pending()))
                         .toList(),
                 usage.quotaByModule().getOrDefault(m.key(), 0L),
-                usage.usedByModule().getOrDefault(m.key(), 0L));
+                usage.usedByModule().getOrDefault(m.key(), 0L),
+                m.config().rebalanceDelay() == null
+                        ? null
+                        : m.config().rebalanceDelay().toMillis());
     }
 
     static PidView pidView(ReadModel.Pid p) {

@@ -250,6 +250,11 @@ public final class PidServer implements AutoCloseable {
         return sealer;
     }
 
+    /** Every route the HTTP API registered (what its OpenAPI document must describe). */
+    public java.util.List<HttpApi.Route> httpRoutes() {
+        return requireStarted(http).routes();
+    }
+
     /** The bound HTTP port (the real one when configured with 0). */
     public int httpPort() {
         return requireStarted(http).port();

@@ -19,6 +19,33 @@ class AdviceConfigTest {
         assertThat(c.advice().webhook().url()).isEmpty();
         assertThat(c.advice().cooldownAfterFailures()).isEqualTo(3);
         assertThat(c.advice().massFailureShare()).isEqualTo(0.5);
+        assertThat(c.advice().rebalanceDelay()).isEqualTo(java.time.Duration.ofMinutes(1));
+    }
+
+    @Test
+    void theDefaultRebalanceDelayReachesTheLeaderAndIsBounded() {
+        AdviceConfig a = ConfigLoaderTest.load(
+                        ConfigLoaderTest.DESIGN_EXAMPLE, Map.of("PIDPOOL_ADVICE_REBALANCE_DELAY_MS", "15000"))
+                .advice();
+        assertThat(a.rebalanceDelayMs()).isEqualTo(15_000);
+        try (var setup = new io.pidpool.server.advice.AdviceSetup(
+                a,
+                "c",
+                new io.pidpool.core.fake.InMemoryAlertStore(),
+                null,
+                "g",
+                () -> 1L,
+                java.time.Clock.systemUTC())) {
+            var settings = setup.leaderSettings(io.pidpool.server.leader.LeaderSettings.defaults());
+            assertThat(settings.rebalanceDelay()).isEqualTo(java.time.Duration.ofSeconds(15));
+        }
+        for (String bad : java.util.List.of("-1", "86400001")) {
+            assertThat(ConfigLoaderTest.fail(
+                                    ConfigLoaderTest.DESIGN_EXAMPLE, Map.of("PIDPOOL_ADVICE_REBALANCE_DELAY_MS", bad))
+                            .problems())
+                    .extracting(ConfigException.Problem::key)
+                    .containsExactly("advice.rebalanceDelayMs");
+        }
     }
 
     @Test

@@ -135,6 +135,7 @@ class ConfigLoaderTest {
             Map.entry("advice.cooldownAfterFailures", "4"),
             Map.entry("advice.cooldownMs", "120000"),
             Map.entry("advice.massFailureShare", "0.25"),
+            Map.entry("advice.rebalanceDelayMs", "15000"),
             Map.entry("advice.tariff", "[{size: 500, unitPrice: 0.05}, {unitPrice: 0.07}]"),
             Map.entry("advice.webhook.url", "http://hook:9000/x"),
             Map.entry("advice.webhook.maxAttempts", "3"),

@@ -54,9 +54,22 @@ class AdviceRoutesTest {
     HttpApi http;
     String base;
 
+    final io.pidpool.core.fake.InMemoryDatabase db = io.pidpool.core.fake.InMemoryDatabase.create();
+    final java.util.concurrent.atomic.AtomicLong auditIds = new java.util.concurrent.atomic.AtomicLong(100);
+    final io.pidpool.server.advice.AlertAcks acks = new io.pidpool.server.advice.AlertAcks(
+            store,
+            db.repositories(),
+            auditIds::incrementAndGet,
+            java.time.Clock.fixed(AT.plusSeconds(60), ZoneOffset.UTC));
+
     @BeforeAll
     void start() {
         AdviceApi advice = new AdviceApi() {
+            @Override
+            public StoredAlert acknowledge(long id, String actor) {
+                return acks.acknowledge(id, actor);
+            }
+
             @Override
             public List<StoredAlert> openAlerts() {
                 return store.open();

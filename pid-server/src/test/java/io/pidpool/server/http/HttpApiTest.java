@@ -326,6 +326,30 @@ class HttpApiTest {
         }
 
         @Test
+        void theAuditTrailIsReadInPagesWithoutGapsOrRepeats() {
+            for (int i = 0; i < 5; i++) {
+                post("/api/v1/batches", VIEWER, addBatch("u" + i)); // refused: one entry each
+            }
+            java.util.List<String> seen = new java.util.ArrayList<>();
+            String before = null;
+            for (int page = 0; page < 5; page++) {
+                Answer a = get("/api/v1/audit?limit=2" + (before == null ? "" : "&before=" + before), ADMIN);
+                assertThat(a.status()).as(a.text()).isEqualTo(200);
+                a.json().path("entries").forEach(e -> seen.add(e.path("id").asText()));
+                before = a.json().path("next").isNull()
+                        ? null
+                        : a.json().path("next").asText();
+                if (before == null) {
+                    break;
+                }
+            }
+            assertThat(seen).containsExactly("5", "4", "3", "2", "1");
+            Answer bad = get("/api/v1/audit?before=newest", ADMIN);
+            assertThat(bad.status()).isEqualTo(400);
+            assertThat(bad.field()).isEqualTo("before");
+        }
+
+        @Test
         void batchHistoryIsNewestFirstWithoutPidLists() {
             post("/api/v1/batches", OPERATOR, addBatch("u1", "u2"));
             put("/api/v1/modules/fin%23risk%23scorer", OPERATOR, "{\"servers\":3}");
@@ -811,6 +835,120 @@ class HttpApiTest {
             Answer invalid = get("/api/v1/modules/nohash", VIEWER);
             assertThat(invalid.status()).isEqualTo(400);
             assertThat(invalid.field()).isEqualTo("module");
+        }
+    }
+
+    @Nested
+    class ApiGaps {
+        final ModuleKey fin = ModuleKey.parse("fin#risk#scorer");
+
+        @Test
+        void onePidWithAttributesNeverItsSecretAnd404ForAnUnknownId() {
+            api.pids.add(new OperatorApi.PidView(
+                    "u1", fin, PidStatus.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, "", 7));
+            api.attributes.put("u1", Map.of("region", "eu", "tier", "gold"));
+            Answer a = get("/api/v1/pids/u1", VIEWER);
+            assertThat(a.status()).as(a.text()).isEqualTo(200);
+            assertThat(a.json().path("id").asText()).isEqualTo("u1");
+            assertThat(a.json().path("module").asText()).isEqualTo("fin#risk#scorer");
+            assertThat(a.json().path("instance").asText()).isEqualTo("h1");
+            assertThat(a.json().path("nodeState").asText()).isEqualTo("ADDED");
+            assertThat(a.json().path("used").asLong()).isEqualTo(7);
+            assertThat(a.json().path("monthlyQuota").asLong()).isEqualTo(10);
+            assertThat(a.json().path("attributes").path("region").asText()).isEqualTo("eu");
+            assertThat(a.text()).doesNotContainIgnoringCase("secret");
+
+            Answer unknown = get("/api/v1/pids/u9", VIEWER);
+            assertThat(unknown.status()).isEqualTo(404);
+            assertThat(unknown.field()).isEqualTo("id");
+            assertThat(unknown.json().path("code").asText()).isEqualTo("NOT_FOUND");
+            assertThat(get("/api/v1/pids/u1", null).status()).isEqualTo(401);
+            Answer malformed = get("/api/v1/pids/" + "x".repeat(300), VIEWER);
+            assertThat(malformed.status()).isEqualTo(400);
+            assertThat(malformed.field()).isEqualTo("id");
+        }
+
+        @Test
+        void aWrongMethodOnAKnownPathIs405WithAllowAndTheErrorShape() {
+            Answer a = send("DELETE", "/api/v1/pids", OPERATOR, null, null);
+            assertThat(a.status()).as(a.text()).isEqualTo(405);
+            assertThat(a.json().path("code").asText()).isEqualTo("METHOD_NOT_ALLOWED");
+            assertThat(a.json().has("field")).isTrue();
+            assertThat(a.error()).contains("DELETE");
+            assertThat(a.response().headers().firstValue("Allow")).hasValue("GET");
+            Answer put = send("PUT", "/api/v1/batches", OPERATOR, "application/json", BodyPublishers.ofString("{}"));
+            assertThat(put.status()).isEqualTo(405);
+            assertThat(put.response().headers().firstValue("Allow").orElse("")).contains("GET", "POST");
+            assertThat(api.submitted).isEmpty();
+            assertThat(get("/api/v1/nothing-here", VIEWER).status()).isEqualTo(404);
+        }
+
+        @Test
+        void updateWithoutASecretKeepsThePasswordAndIsNotRefused() {
+            Answer a = post(
+                    "/api/v1/batches",
+                    OPERATOR,
+                    "{\"operations\":[{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":500,"
+                            + "\"attributes\":{\"region\":\"us\"}}]}]}");
+            assertThat(a.status()).as(a.text()).isEqualTo(202);
+            Operation.Update update =
+                    (Operation.Update) api.submitted.get(0).operations().get(0);
+            assertThat(update.pids().get(0).secret()).isNull();
+            assertThat(update.pids().get(0).monthlyQuota()).isEqualTo(500);
+            assertThat(update.pids().get(0).attributes()).containsEntry("region", "us");
+        }
+
+        @Test
+        void addStillNeedsASecretAndBadUpdatesAre400() {
+            assertBadRequest(
+                    post(
+                            "/api/v1/batches",
+                            OPERATOR,
+                            "{\"operations\":[{\"type\":\"ADD\",\"module\":\"fin#risk#scorer\","
+                                    + "\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":5}]}]}"),
+                    "operations[0].pids[0].secret");
+            assertBadRequest(
+                    post(
+                            "/api/v1/batches",
+                            OPERATOR,
+                            "{\"operations\":[{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":-1}]}]}"),
+                    "operations[0].pids[0].monthlyQuota");
+            assertBadRequest(
+                    post(
+                            "/api/v1/batches",
+                            OPERATOR,
+                            "{\"operations\":[{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":5,"
+                                    + "\"secret\":\"\"}]}]}"),
+                    "operations[0].pids[0].secret");
+            assertBadRequest(
+                    post(
+                            "/api/v1/batches",
+                            OPERATOR,
+                            "{\"operations\":[{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":\"5\"}]}]}"),
+                    "operations[0].pids[0].monthlyQuota");
+        }
+
+        @Test
+        void moduleRebalanceDelayIsSetValidatedAndShown() {
+            String path = "/api/v1/modules/fin%23risk%23scorer";
+            assertBadRequest(put(path, OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":-1}"), "rebalanceDelayMs");
+            assertBadRequest(put(path, OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":86400001}"), "rebalanceDelayMs");
+            assertBadRequest(put(path, OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":\"5s\"}"), "rebalanceDelayMs");
+            assertBadRequest(put(path, OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":1.5}"), "rebalanceDelayMs");
+            assertBadRequest(put(path, OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":"), null);
+            Answer ok = put(path + "?wait=true", OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":1500}");
+            assertThat(ok.status()).as(ok.text()).isEqualTo(200);
+            assertThat(api.submitted.get(0).operations())
+                    .containsExactly(new Operation.SetServers(fin, 2, 0, Duration.ofMillis(1500)));
+            assertThat(ok.json()
+                            .path("operations")
+                            .get(0)
+                            .path("rebalanceDelayMs")
+                            .asLong())
+                    .isEqualTo(1500);
+            api.modules.put(fin, new OperatorApi.ModuleView(fin, 2, 0, 0, 0, 0, List.of(), 0, 0, 1500L));
+            assertThat(get(path, VIEWER).json().path("rebalanceDelayMs").asLong())
+                    .isEqualTo(1500);
         }
     }
 

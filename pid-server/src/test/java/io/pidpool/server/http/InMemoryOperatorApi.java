@@ -40,6 +40,9 @@ final class InMemoryOperatorApi implements OperatorApi {
     final List<Submission> submitted = new CopyOnWriteArrayList<>();
     final Map<ModuleKey, ModuleView> modules = new ConcurrentSkipListMap<>();
     final List<PidView> pids = new CopyOnWriteArrayList<>();
+    /** Attributes by PID id, for {@link #pid}. */
+    final Map<String, Map<String, String>> attributes = new ConcurrentHashMap<>();
+
     final AtomicReference<RuntimeException> failNext = new AtomicReference<>();
     volatile boolean completeOnAwait = true;
     /** When set, the next {@link #await} returns this future instead of answering at once. */
@@ -55,6 +58,7 @@ final class InMemoryOperatorApi implements OperatorApi {
         submitted.clear();
         modules.clear();
         pids.clear();
+        attributes.clear();
         batches.clear();
         failNext.set(null);
         rejections.clear();
@@ -159,6 +163,13 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
+    public List<io.pidpool.core.port.AuditEntry> auditBefore(long id, int limit) {
+        maybeFail();
+        List<io.pidpool.core.port.AuditEntry> all = audit(Integer.MAX_VALUE);
+        return all.stream().filter(e -> e.id() < id).limit(limit).toList();
+    }
+
+    @Override
     public void rejected(RejectedWrite attempt) {
         rejections.add(attempt);
     }
@@ -178,5 +189,14 @@ final class InMemoryOperatorApi implements OperatorApi {
         String next =
                 matching.size() > query.limit() ? page.get(page.size() - 1).id() : null;
         return new PidPage(page, next);
+    }
+
+    @Override
+    public Optional<PidDetail> pid(String id) {
+        maybeFail();
+        return pids.stream()
+                .filter(p -> p.id().equals(id))
+                .findFirst()
+                .map(p -> PidDetail.of(p, attributes.getOrDefault(id, Map.of())));
     }
 }

@@ -90,6 +90,11 @@ class BatchAuditAtomicityIT {
             public List<AuditEntry> forTarget(String target, int limit) {
                 return real.forTarget(target, limit);
             }
+
+            @Override
+            public List<AuditEntry> olderThan(long id, int limit) {
+                return real.olderThan(id, limit);
+            }
         };
         assertThatThrownBy(() -> service(failing).submit(ADD, "ops")).hasMessageContaining("after the audit insert");
         // ... and after the rollback neither it nor the batch is

@@ -211,6 +211,11 @@ class BatchServiceTest {
             public List<AuditEntry> forTarget(String target, int limit) {
                 return audit.forTarget(target, limit);
             }
+
+            @Override
+            public List<AuditEntry> olderThan(long id, int limit) {
+                return audit.olderThan(id, limit);
+            }
         };
         BatchService batches = service(with(store, store.operations(), failingAfterInsert));
 

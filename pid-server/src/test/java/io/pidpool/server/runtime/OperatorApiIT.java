@@ -643,6 +643,78 @@ class OperatorApiIT {
                                 400,
                                 "servers"),
                         new Bad(
+                                "a negative rebalance delay",
+                                "PUT",
+                                "/api/v1/modules/" + FIN_PATH,
+                                null,
+                                "{\"servers\": 2, \"rebalanceDelayMs\": -1}",
+                                400,
+                                "rebalanceDelayMs"),
+                        new Bad(
+                                "a rebalance delay over a day",
+                                "PUT",
+                                "/api/v1/modules/" + FIN_PATH,
+                                null,
+                                "{\"servers\": 2, \"rebalanceDelayMs\": 86400001}",
+                                400,
+                                "rebalanceDelayMs"),
+                        new Bad(
+                                "a rebalance delay as text",
+                                "PUT",
+                                "/api/v1/modules/" + FIN_PATH,
+                                null,
+                                "{\"servers\": 2, \"rebalanceDelayMs\": \"60s\"}",
+                                400,
+                                "rebalanceDelayMs"),
+                        new Bad(
+                                "module settings as malformed JSON",
+                                "PUT",
+                                "/api/v1/modules/" + FIN_PATH,
+                                null,
+                                "{\"servers\": 2, \"rebalanceDelayMs\": ",
+                                400,
+                                null),
+                        new Bad(
+                                "an UPDATE without a secret with a negative quota",
+                                "POST",
+                                batches,
+                                null,
+                                ops("{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":-1}]}"),
+                                400,
+                                "operations[0].pids[0].monthlyQuota"),
+                        new Bad(
+                                "an UPDATE without a secret of an unknown PID",
+                                "POST",
+                                batches,
+                                null,
+                                ops("{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"nobody\",\"monthlyQuota\":1}]}"),
+                                404,
+                                "operations[0].pids[0].id"),
+                        new Bad(
+                                "acknowledging an unknown alert",
+                                "POST",
+                                "/api/v1/alerts/12345/ack",
+                                null,
+                                null,
+                                404,
+                                "id"),
+                        new Bad(
+                                "acknowledging a malformed alert id",
+                                "POST",
+                                "/api/v1/alerts/x1/ack",
+                                null,
+                                null,
+                                400,
+                                "id"),
+                        new Bad(
+                                "a wrong method on a known path",
+                                "DELETE",
+                                "/api/v1/modules/" + FIN_PATH,
+                                null,
+                                null,
+                                405,
+                                null),
+                        new Bad(
                                 "a bad module key in the path",
                                 "PUT",
                                 "/api/v1/modules/bad-key",
@@ -680,10 +752,131 @@ class OperatorApiIT {
             assertThat(audit.get(0).id()).isGreaterThan(newestAudit);
             assertThat(audit.get(0))
                     .satisfies(e -> assertThat(e.action()).isEqualTo("write.rejected"))
-                    .satisfies(e -> assertThat(e.actor()).isEqualTo("ops"))
+                    // a wrong method matches no route, so it is answered before the token is read
+                    .satisfies(e -> assertThat(e.actor()).isEqualTo(bad.status() == 405 ? "anonymous" : "ops"))
                     .satisfies(e -> assertThat(e.target()).startsWith(bad.method() + " /api/v1/"))
                     .satisfies(e -> assertThat(e.detail()).startsWith(bad.status() + " "));
         }
+    }
+
+    // ------------------------------------------------------------ one PID, quota updates, module delay, routes
+
+    @Test
+    void onePidShowsItsStateAndAttributesButNeverItsSecret() throws Exception {
+        assertDealed(post(
+                followerBase,
+                OPERATOR,
+                """
+                {"operations": [{"type": "ADD", "module": "%s", "pids": [
+                  {"id": "d1", "secret": "%s", "monthlyQuota": 70, "overageAllowance": 5,
+                   "attributes": {"region": "eu", "team": "risk"}}]}]}"""
+                        .formatted(OPS, SECRET)));
+        String sealed = accounts().get("d1").secret().encode();
+        for (String base : List.of(followerBase, leaderBase)) {
+            HttpResponse<String> r = get(base + "/api/v1/pids/d1", VIEWER);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            JsonNode pid = JSON.readTree(r.body());
+            assertThat(pid.path("id").asText()).isEqualTo("d1");
+            assertThat(pid.path("module").asText()).isEqualTo(OPS);
+            assertThat(pid.path("status").asText()).isEqualTo("ACTIVE");
+            assertThat(pid.path("monthlyQuota").asLong()).isEqualTo(70);
+            assertThat(pid.path("overageAllowance").asLong()).isEqualTo(5);
+            assertThat(pid.has("instance")).isTrue();
+            assertThat(pid.has("nodeState")).isTrue();
+            assertThat(pid.has("used")).isTrue();
+            assertThat(pid.path("attributes").path("region").asText()).isEqualTo("eu");
+            assertThat(r.body()).doesNotContain(SECRET).doesNotContain(sealed).doesNotContainIgnoringCase("secret");
+            io.pidpool.server.http.OpenApiDocument doc = io.pidpool.server.http.OpenApiDocument.load();
+            assertThat(doc.violations(doc.schema("PidDetail"), pid)).isEmpty();
+
+            HttpResponse<String> unknown = get(base + "/api/v1/pids/nobody-here", VIEWER);
+            assertThat(unknown.statusCode()).isEqualTo(404);
+            JsonNode error = JSON.readTree(unknown.body());
+            assertThat(error.path("field").asText()).isEqualTo("id");
+            assertThat(error.path("code").asText()).isEqualTo("NOT_FOUND");
+            assertThat(doc.violations(doc.schema("Error"), error)).isEmpty();
+        }
+    }
+
+    @Test
+    void anUpdateWithoutThePasswordChangesQuotaAndAttributesAndKeepsTheSealedSecret() {
+        assertDealed(post(
+                followerBase,
+                OPERATOR,
+                """
+                {"operations": [{"type": "ADD", "module": "%s", "pids": [
+                  {"id": "q1", "secret": "pw-q1", "monthlyQuota": 10, "attributes": {"a": "1"}}]}]}"""
+                        .formatted(OPS)));
+        PidAccount before = accounts().get("q1");
+        assertDealed(
+                post(
+                        followerBase,
+                        OPERATOR,
+                        """
+                {"operations": [{"type": "UPDATE", "pids": [
+                  {"id": "q1", "monthlyQuota": 900, "overageAllowance": 3, "attributes": {"a": "2"}}]}]}"""));
+        PidAccount after = accounts().get("q1");
+        assertThat(after.monthlyQuota()).isEqualTo(900);
+        assertThat(after.overageAllowance()).isEqualTo(3);
+        assertThat(after.attributes()).containsExactly(Map.entry("a", "2"));
+        assertThat(after.secret()).isEqualTo(before.secret());
+        assertThat(leader.sealer().open(after.secret())).isEqualTo("pw-q1");
+    }
+
+    @Test
+    void aModulesRebalanceDelayIsStoredShownAndResetToTheDefault() throws Exception {
+        String path = "/api/v1/modules/ops%23delay%23mod";
+        JsonNode set = assertDealed(send(
+                "PUT",
+                followerBase + path + "?wait=true",
+                OPERATOR,
+                json(),
+                "{\"servers\": 2, \"rebalanceDelayMs\": 1500}"));
+        assertThat(set.path("operations").get(0).path("rebalanceDelayMs").asLong())
+                .isEqualTo(1500);
+        assertThat(repos.modules()
+                        .find(io.pidpool.core.model.ModuleKey.parse("ops#delay#mod"))
+                        .orElseThrow()
+                        .rebalanceDelay())
+                .isEqualTo(Duration.ofMillis(1500));
+        assertThat(JSON.readTree(get(leaderBase + path, VIEWER).body())
+                        .path("rebalanceDelayMs")
+                        .asLong())
+                .isEqualTo(1500);
+        // the stored batch reads back with its delay
+        JsonNode batch = JSON.readTree(
+                get(leaderBase + "/api/v1/batches/" + set.path("id").asText(), VIEWER)
+                        .body());
+        assertThat(batch.path("operations").get(0).path("rebalanceDelayMs").asLong())
+                .isEqualTo(1500);
+
+        assertDealed(send("PUT", followerBase + path + "?wait=true", OPERATOR, json(), "{\"servers\": 2}"));
+        assertThat(repos.modules()
+                        .find(io.pidpool.core.model.ModuleKey.parse("ops#delay#mod"))
+                        .orElseThrow()
+                        .rebalanceDelay())
+                .isNull();
+        assertThat(JSON.readTree(get(leaderBase + path, VIEWER).body())
+                        .path("rebalanceDelayMs")
+                        .isNull())
+                .isTrue();
+    }
+
+    @Test
+    void theOpenApiDocumentDescribesExactlyTheRoutesOfARealServer() throws Exception {
+        io.pidpool.server.http.OpenApiDocument doc = io.pidpool.server.http.OpenApiDocument.load();
+        java.util.Set<String> registered = io.pidpool.server.http.OpenApiDocument.routes(leader.httpRoutes());
+        java.util.Set<String> undocumented = new java.util.TreeSet<>(registered);
+        undocumented.removeAll(doc.routes());
+        java.util.Set<String> stale = new java.util.TreeSet<>(doc.routes());
+        stale.removeAll(registered);
+        assertThat(undocumented)
+                .as("registered but not in /api/v1/openapi.json")
+                .isEmpty();
+        assertThat(stale).as("in /api/v1/openapi.json but not registered").isEmpty();
+        HttpResponse<String> served = get(followerBase + "/api/v1/openapi.json", null);
+        assertThat(served.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(served.body())).isEqualTo(doc.root());
     }
 
     // ------------------------------------------------------------ authentication
