@@ -46,7 +46,6 @@ import org.slf4j.LoggerFactory;
 public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
-    /** Where to listen and how large a body may be. */
     /**
      * Where to listen and how large a body may be.
      *
