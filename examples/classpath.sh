@@ -13,7 +13,7 @@ unzip -p "$jar" META-INF/MANIFEST.MF | tr -d '\r' \
   | awk '/^Class-Path:/ {on=1; sub(/^Class-Path: /, ""); printf "%s", $0; next}
          on && /^ / {sub(/^ /, ""); printf "%s", $0; next}
          {on=0}' \
-  | tr ' ' '\n' | while read -r entry; do
+  | tr ' ' '\n' | while read -r entry || [ -n "$entry" ]; do
       [ -n "$entry" ] || continue
       case "$entry" in
         io/pidpool/*)

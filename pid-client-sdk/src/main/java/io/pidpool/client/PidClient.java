@@ -240,6 +240,8 @@ public interface PidClient extends AutoCloseable {
         private Duration closeTimeout = Duration.ofSeconds(10);
         private Duration callbackDeadline = InstanceNode.DEFAULT_CALLBACK_DEADLINE;
         private Ticker ticker = Ticker.system();
+        private boolean closeOnJvmExit = true;
+        private io.pidpool.client.internal.ClientObserver observer = io.pidpool.client.internal.ClientObserver.NONE;
         private Executor callbackExecutor;
         private ZkAuth zkAuth = ZkAuth.none();
         private boolean batchedPermits;
@@ -555,6 +557,33 @@ public interface PidClient extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Whether a JVM shutdown hook closes the client (default {@code true}): when the JVM shuts down
+         * without {@link PidClient#close()} (the last non-daemon thread ended, {@code System.exit},
+         * SIGTERM or Ctrl-C), the hook runs {@code close()}, so every held PID is logged out
+         * ({@code onRevoked}) and handed back at once instead of after the session timeout and the
+         * leader's grace. Turn it off when your framework closes the client in its own shutdown
+         * order. Independent of this setting, the SDK never keeps a JVM alive: its threads are daemon
+         * threads, and when only the Redis threads of a client the SDK built are left after the
+         * main thread ended, it closes that client so that the JVM exits.
+         */
+        public Builder closeOnJvmExit(boolean close) {
+            this.closeOnJvmExit = close;
+            return this;
+        }
+
+        /**
+         * Binds the client's meters to the application's Micrometer registry ({@code
+         * pidpool.client.*}, tagged with the module and a client number; docs/sdk.md "Metrics"). Needs
+         * {@code io.micrometer:micrometer-core} on the class path (an optional dependency of the SDK);
+         * without this call the SDK neither records nor needs Micrometer.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            requireNonNull(registry, "meterRegistry");
+            this.observer = io.pidpool.client.metrics.PidClientMetrics.observer(registry);
+            return this;
+        }
+
         /** A client that has not been started yet. */
         public PidClient build() {
             requireNonNull(connectString, "connectString");
@@ -592,7 +621,9 @@ public interface PidClient extends AutoCloseable {
                     ticker,
                     callbackExecutor,
                     zkAuth,
-                    batchedPermits));
+                    batchedPermits,
+                    closeOnJvmExit,
+                    observer));
         }
     }
 }
