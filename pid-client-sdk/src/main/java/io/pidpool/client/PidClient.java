@@ -57,6 +57,10 @@ import org.redisson.api.RedissonClient;
  * {@link #registration()} never block. {@link #start()} and {@link #close()} block (each with a
  * timeout) and must not be called from a listener callback.
  *
+ * <p><b>End of the JVM.</b> The SDK's threads never keep a JVM alive, and by default ({@link
+ * Builder#closeOnJvmExit}) a shutdown hook runs {@link #close()}, so a JVM that ends without it still
+ * logs out and hands its PIDs back at once. Metrics: {@link Builder#meterRegistry}.
+ *
  * <p><b>Quota.</b> With {@link Builder#redisAddress} (or {@link Builder#redisson}) the client also
  * opens the Redis quota ledger: {@link #tryAcquire} deducts commands of a held PID atomically in Redis
  * (docs/quota.md) and {@link #refund} gives them back. Deduction ids are Snowflake ids from a worker-id

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Concurrency: {@link #install}, {@link #watch} and {@link #close} are called by the client's
- * starting and closing threads; the watch runs on one daemon thread per JVM, started lazily.
+ * starting and closing threads; the watch runs on one daemon thread per JVM, started by the first
+ * {@link #watch} and ending once no client is watched.
  */
 final class JvmExit implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(JvmExit.class);
@@ -149,6 +150,11 @@ final class JvmExit implements AutoCloseable {
                 return;
             }
             if (WATCHED.isEmpty()) {
+                // nothing to watch: end, unless a client registered meanwhile and found us running
+                WATCHER.set(null);
+                if (WATCHED.isEmpty() || !WATCHER.compareAndSet(null, Thread.currentThread())) {
+                    return;
+                }
                 continue;
             }
             Set<ThreadGroup> groups = ConcurrentHashMap.newKeySet();
