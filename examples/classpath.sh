@@ -9,7 +9,13 @@ repo="${MAVEN_REPO:-$HOME/.m2/repository}"
 jar=$(ls "$root"/examples/target/pid-sdk-example-*.jar 2>/dev/null | head -1)
 [ -n "$jar" ] || { echo "classpath.sh: no examples/target/pid-sdk-example-*.jar; build it first" >&2; exit 1; }
 echo "$jar"
-unzip -p "$jar" META-INF/MANIFEST.MF | tr -d '\r' \
+manifest() { # unzip if there, else the JDK's jar tool
+  if command -v unzip >/dev/null 2>&1; then unzip -p "$jar" META-INF/MANIFEST.MF; return; fi
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && "${JAVA_HOME:+$JAVA_HOME/bin/}jar" xf "$jar" META-INF/MANIFEST.MF && cat META-INF/MANIFEST.MF)
+  rm -rf "$tmp"
+}
+manifest | tr -d '\r' \
   | awk '/^Class-Path:/ {on=1; sub(/^Class-Path: /, ""); printf "%s", $0; next}
          on && /^ / {sub(/^ /, ""); printf "%s", $0; next}
          {on=0}' \
