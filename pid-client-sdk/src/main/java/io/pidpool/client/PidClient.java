@@ -57,6 +57,10 @@ import org.redisson.api.RedissonClient;
  * {@link #registration()} never block. {@link #start()} and {@link #close()} block (each with a
  * timeout) and must not be called from a listener callback.
  *
+ * <p><b>End of the JVM.</b> The SDK's threads never keep a JVM alive, and by default ({@link
+ * Builder#closeOnJvmExit}) a shutdown hook runs {@link #close()}, so a JVM that ends without it still
+ * logs out and hands its PIDs back at once. Metrics: {@link Builder#meterRegistry}.
+ *
  * <p><b>Quota.</b> With {@link Builder#redisAddress} (or {@link Builder#redisson}) the client also
  * opens the Redis quota ledger: {@link #tryAcquire} deducts commands of a held PID atomically in Redis
  * (docs/quota.md) and {@link #refund} gives them back. Deduction ids are Snowflake ids from a worker-id
@@ -240,6 +244,8 @@ public interface PidClient extends AutoCloseable {
         private Duration closeTimeout = Duration.ofSeconds(10);
         private Duration callbackDeadline = InstanceNode.DEFAULT_CALLBACK_DEADLINE;
         private Ticker ticker = Ticker.system();
+        private boolean closeOnJvmExit = true;
+        private io.pidpool.client.internal.ClientObserver observer = io.pidpool.client.internal.ClientObserver.NONE;
         private Executor callbackExecutor;
         private ZkAuth zkAuth = ZkAuth.none();
         private boolean batchedPermits;
@@ -555,6 +561,33 @@ public interface PidClient extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Whether a JVM shutdown hook closes the client (default {@code true}): when the JVM shuts down
+         * without {@link PidClient#close()} (the last non-daemon thread ended, {@code System.exit},
+         * SIGTERM or Ctrl-C), the hook runs {@code close()}, so every held PID is logged out
+         * ({@code onRevoked}) and handed back at once instead of after the session timeout and the
+         * leader's grace. Turn it off when your framework closes the client in its own shutdown
+         * order. Independent of this setting, the SDK never keeps a JVM alive: its threads are daemon
+         * threads, and when only the Redis threads of a client the SDK built are left after the
+         * main thread ended, it closes that client so that the JVM exits.
+         */
+        public Builder closeOnJvmExit(boolean close) {
+            this.closeOnJvmExit = close;
+            return this;
+        }
+
+        /**
+         * Binds the client's meters to the application's Micrometer registry ({@code
+         * pidpool.client.*}, tagged with the module and a client number; docs/sdk.md "Metrics"). Needs
+         * {@code io.micrometer:micrometer-core} on the class path (an optional dependency of the SDK);
+         * without this call the SDK neither records nor needs Micrometer.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            requireNonNull(registry, "meterRegistry");
+            this.observer = io.pidpool.client.metrics.PidClientMetrics.observer(registry);
+            return this;
+        }
+
         /** A client that has not been started yet. */
         public PidClient build() {
             requireNonNull(connectString, "connectString");
@@ -592,7 +625,9 @@ public interface PidClient extends AutoCloseable {
                     ticker,
                     callbackExecutor,
                     zkAuth,
-                    batchedPermits));
+                    batchedPermits,
+                    closeOnJvmExit,
+                    observer));
         }
     }
 }

@@ -25,6 +25,8 @@ import org.redisson.api.RedissonClient;
  * @param callbackExecutor {@code null}: the client owns a small pool
  * @param zkAuth ZooKeeper authentication and the ACL of the nodes the client creates
  * @param batchedPermits the quota's {@code PermitIssuer} runs in batched mode
+ * @param closeOnJvmExit a shutdown hook closes the client ({@link JvmExit})
+ * @param observer metrics ({@link ClientObserver#NONE}: none)
  */
 public record ClientSettings(
         String connectString,
@@ -46,7 +48,9 @@ public record ClientSettings(
         Ticker ticker,
         Executor callbackExecutor,
         ZkAuth zkAuth,
-        boolean batchedPermits) {
+        boolean batchedPermits,
+        boolean closeOnJvmExit,
+        ClientObserver observer) {
 
     /** Whether {@code tryAcquire}/{@code refund} are available (a Redis address, configuration or client was given). */
     public boolean hasQuota() {

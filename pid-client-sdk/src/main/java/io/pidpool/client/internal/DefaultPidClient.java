@@ -172,6 +172,10 @@ public final class DefaultPidClient implements PidClient {
     private volatile long liveSessionId;
     /** The quota ledger, once started with a Redis address; {@code null} otherwise. */
     private volatile QuotaWiring quota;
+    /** Set once the quota side is open: the instance registers only then (start()). */
+    private volatile boolean readyToRegister;
+    /** The shutdown hook and exit watch of a started client ({@link JvmExit}). */
+    private volatile JvmExit jvmExit;
 
     /** The hold as the permit issuer sees it: the same snapshot and lease check as {@link #heldPids()}. */
     private final HeldPids hold = new HeldPids() {
@@ -231,7 +235,7 @@ public final class DefaultPidClient implements PidClient {
                 this::deadlineTimer,
                 settings.callbackDeadline().toNanos(),
                 (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
-        this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener());
+        this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener(), settings.observer());
     }
 
     /** PID nodes this client has read so far (tests). */
@@ -259,16 +263,25 @@ public final class DefaultPidClient implements PidClient {
         state = State.REGISTERING;
         host = settings.host() != null ? settings.host() : localHostName();
         prefix = settings.instancePrefix() != null ? settings.instancePrefix() : prefixFrom(host);
+        jvmExit = JvmExit.install("pidclient-" + prefix, this::close, settings.closeOnJvmExit());
+        observe(o -> o.started(settings.module().toString(), gauges()));
+        // connect while the quota side opens (both take round trips); register only once it is open,
+        // so that a Redis that cannot be reached fails start() before the leader assigns anything
+        curator.getConnectionStateListenable().addListener((client, newState) -> onConnectionState(newState));
+        curator.start();
         if (settings.hasQuota()) {
             try {
-                quota = QuotaWiring.open(settings, hold, prefix, host);
+                QuotaWiring q = QuotaWiring.open(settings, hold, prefix, host);
+                q.observe(settings.observer());
+                q.ownedThreads().ifPresent(jvmExit::watch);
+                quota = q;
             } catch (RuntimeException e) {
                 close();
                 throw e;
             }
         }
-        curator.getConnectionStateListenable().addListener((client, newState) -> onConnectionState(newState));
-        curator.start();
+        readyToRegister = true;
+        post(this::register);
         Duration timeout = settings.startTimeout();
         try {
             firstRegistration.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -414,6 +427,35 @@ public final class DefaultPidClient implements PidClient {
             q.release(); // after the PIDs were revoked: worker slot, ledger, Redisson
         }
         shutdown();
+        JvmExit exit = jvmExit;
+        if (exit != null) {
+            exit.close();
+        }
+        observe(ClientObserver::closed);
+    }
+
+    /** What metrics sample: the same held set and lease as heldPids(). */
+    private ClientObserver.Gauges gauges() {
+        return new ClientObserver.Gauges() {
+            @Override
+            public int heldPids() {
+                return DefaultPidClient.this.heldPids().size();
+            }
+
+            @Override
+            public double leaseMarginSeconds() {
+                long left = granting ? lease.remaining(ticker.read()) : 0;
+                return left > 0 ? left / 1e9 : 0.0;
+            }
+        };
+    }
+
+    private void observe(java.util.function.Consumer<ClientObserver> event) {
+        try {
+            event.accept(settings.observer());
+        } catch (RuntimeException e) {
+            log.warn("The client observer failed: {}", e.toString());
+        }
     }
 
     // ---------------------------------------------------------------- connection events
@@ -579,7 +621,8 @@ public final class DefaultPidClient implements PidClient {
 
     /** State thread: register this client on the ZooKeeper session it is connected with. */
     private void register() {
-        if (lifecycle.get() != Lifecycle.STARTED || current != null) {
+        // after onConnected (connected) and once start() opened the quota side, whichever comes last
+        if (lifecycle.get() != Lifecycle.STARTED || current != null || !readyToRegister || !connected) {
             return;
         }
         long sessionId;

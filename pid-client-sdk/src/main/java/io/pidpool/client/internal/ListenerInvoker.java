@@ -21,10 +21,16 @@ final class ListenerInvoker {
 
     private final PidListener listener;
     private final SecretOpener opener;
+    private final ClientObserver observer;
 
     ListenerInvoker(PidListener listener, SecretOpener opener) {
+        this(listener, opener, ClientObserver.NONE);
+    }
+
+    ListenerInvoker(PidListener listener, SecretOpener opener, ClientObserver observer) {
         this.listener = listener;
         this.opener = opener;
+        this.observer = observer;
     }
 
     Outcome assign(PidNode node) {
@@ -41,11 +47,14 @@ final class ListenerInvoker {
             return new Outcome.Failed("cannot open secret: " + describe(t));
         }
         given.accept(account);
+        long start = System.nanoTime();
         try {
             listener.onAssigned(account);
+            observe(ClientObserver.Callback.ON_ASSIGNED, true, start);
             log.info("PID {} assigned", node.pidId());
             return new Outcome.Assigned(account);
         } catch (Throwable t) {
+            observe(ClientObserver.Callback.ON_ASSIGNED, false, start);
             log.warn("PID {}: onAssigned threw, the PID is not held", node.pidId(), t);
             return new Outcome.Failed("onAssigned failed: " + describe(t));
         }
@@ -59,11 +68,14 @@ final class ListenerInvoker {
             log.warn("PID {}: cannot open its updated secret, keeping the old account: {}", node.pidId(), describe(t));
             return new Outcome.Failed("cannot open secret: " + describe(t));
         }
+        long start = System.nanoTime();
         try {
             listener.onUpdated(before, after);
+            observe(ClientObserver.Callback.ON_UPDATED, true, start);
             log.info("PID {} updated", node.pidId());
             return new Outcome.Updated(after);
         } catch (Throwable t) {
+            observe(ClientObserver.Callback.ON_UPDATED, false, start);
             log.warn("PID {}: onUpdated threw, keeping the old account", node.pidId(), t);
             return new Outcome.Failed("onUpdated failed: " + describe(t));
         }
@@ -71,16 +83,32 @@ final class ListenerInvoker {
 
     Outcome revoke(PidAccount account, String why) {
         try {
+            observer.revoked(RevokeCause.of(why));
+        } catch (RuntimeException e) {
+            log.warn("The client observer failed: {}", e.toString());
+        }
+        long start = System.nanoTime();
+        try {
             listener.onRevoked(account);
+            observe(ClientObserver.Callback.ON_REVOKED, true, start);
             log.info("PID {} revoked: {}", account.id(), why);
             return new Outcome.Revoked();
         } catch (Throwable t) {
+            observe(ClientObserver.Callback.ON_REVOKED, false, start);
             log.error(
                     "PID {}: onRevoked threw, the logout may have failed; the PID is not used any more and"
                             + " the failure is reported, so the leader frees it only after the grace period",
                     account.id(),
                     t);
             return new Outcome.RevokeFailed("onRevoked failed: " + describe(t));
+        }
+    }
+
+    private void observe(ClientObserver.Callback callback, boolean ok, long start) {
+        try {
+            observer.callback(callback, ok, System.nanoTime() - start);
+        } catch (RuntimeException e) {
+            log.warn("The client observer failed: {}", e.toString());
         }
     }
 

@@ -361,7 +361,7 @@ final class PidTracker {
         if ((closing || !granting) && e.held != null && e.inFlight == null) {
             // no listener call is running; also while our answer (ADDED/UPDATED) is pending: in a
             // partition its reply comes only once the session is gone, and the hold must end within the lease
-            return revoke(e, closing ? "the client is closing" : "the session is not provably alive");
+            return revoke(e, closing ? RevokeCause.CLOSING : RevokeCause.NOT_ALIVE);
         }
         if (!e.idle()) {
             return List.of();
@@ -386,7 +386,7 @@ final class PidTracker {
         }
         if (v.isMalformed()) {
             if (e.held != null) {
-                return revoke(e, "its node became unreadable");
+                return revoke(e, RevokeCause.NODE_UNREADABLE);
             }
             return reportMalformed(e, v);
         }

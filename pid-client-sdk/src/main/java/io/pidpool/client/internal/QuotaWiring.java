@@ -49,6 +49,10 @@ final class QuotaWiring {
     private final ClusterSnowflakeIds ids;
     private final PermitIssuer issuer;
     private final MissingLimits missingLimits;
+    /** The threads of a Redisson client the SDK built ({@link JvmExit}); {@code null} for the caller's. */
+    private final ThreadGroup redisThreads;
+
+    private volatile ClientObserver observer = ClientObserver.NONE;
 
     private QuotaWiring(
             RedissonClient redisson,
@@ -57,7 +61,9 @@ final class QuotaWiring {
             CuratorWorkerIdRegistry registry,
             ClusterSnowflakeIds ids,
             PermitIssuer issuer,
-            MissingLimits missingLimits) {
+            MissingLimits missingLimits,
+            ThreadGroup redisThreads) {
+        this.redisThreads = redisThreads;
         this.missingLimits = missingLimits;
         this.redisson = redisson;
         this.ownsRedisson = ownsRedisson;
@@ -79,9 +85,11 @@ final class QuotaWiring {
         RedissonQuotaLedger ledger = null;
         CuratorWorkerIdRegistry registry = null;
         ClusterSnowflakeIds ids = null;
+        ThreadGroup redisThreads = owns ? JvmExit.newGroup("pidclient-redis-" + prefix) : null;
         try {
             if (owns) {
-                redisson = createRedisson(settings);
+                // in a thread group of its own: Redisson's threads are not daemon threads (JvmExit)
+                redisson = JvmExit.createIn(redisThreads, () -> createRedisson(settings));
             }
             String clientId =
                     prefix + "-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
@@ -100,11 +108,7 @@ final class QuotaWiring {
                     .operationTimeout(settings.startTimeout())
                     .build();
             ids = ClusterSnowflakeIds.builder().registry(registry).build();
-            try {
-                ids.nextId(); // take the worker slot now rather than on the first permit
-            } catch (PidPoolException e) {
-                log.warn("No worker id yet (taken at the first permit): {}", e.getMessage());
-            }
+            takeSlotSoon(ids);
             ClusterSnowflakeIds source = ids;
             MissingLimits missingLimits =
                     new MissingLimits(redisson, ledger.keys(), settings.ticker(), redisAddressForLog(settings));
@@ -120,7 +124,7 @@ final class QuotaWiring {
             }
             PermitIssuer issuer = issuerBuilder.build();
             log.info("Quota ledger ready: {} on {}, {}", ledger, redisAddressForLog(settings), ids);
-            return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer, missingLimits);
+            return new QuotaWiring(redisson, owns, ledger, registry, ids, issuer, missingLimits, redisThreads);
         } catch (RuntimeException e) {
             closeQuietly(ids);
             closeQuietly(registry);
@@ -135,6 +139,25 @@ final class QuotaWiring {
                     "could not connect to the quota ledger at " + redisAddressForLog(settings) + ": " + e.getMessage(),
                     e);
         }
+    }
+
+    /**
+     * Takes the worker slot in the background rather than on the first permit, without making start()
+     * wait for it (a ZooKeeper session of its own and a few round trips); a permit asked for meanwhile
+     * waits for the slot as before.
+     */
+    private static void takeSlotSoon(ClusterSnowflakeIds ids) {
+        Thread taker = new Thread(
+                () -> {
+                    try {
+                        ids.nextId();
+                    } catch (RuntimeException e) {
+                        log.debug("No worker id yet (taken at the first permit): {}", e.toString());
+                    }
+                },
+                "pidclient-worker-slot");
+        taker.setDaemon(true);
+        taker.start();
     }
 
     /** Address and database, or what else names the Redis; never a password. */
@@ -181,6 +204,16 @@ final class QuotaWiring {
         return Redisson.create(config);
     }
 
+    /** Metrics of permits and refunds from now on. */
+    void observe(ClientObserver observer) {
+        this.observer = observer;
+    }
+
+    /** The thread group of the Redisson client the SDK built, if it did. */
+    Optional<ThreadGroup> ownedThreads() {
+        return Optional.ofNullable(redisThreads);
+    }
+
     long pidsWithoutLimit() {
         return missingLimits.count();
     }
@@ -191,11 +224,30 @@ final class QuotaWiring {
             throw PidPoolException.invalid(
                     "commands", "commands must be at most %d per permit, was %d", Integer.MAX_VALUE, commands);
         }
-        return issuer.tryAcquire((int) commands);
+        Optional<Permit> permit;
+        try {
+            permit = issuer.tryAcquire((int) commands);
+        } catch (RuntimeException e) {
+            observer.permitError();
+            throw e;
+        }
+        observer.permit(permit.isPresent());
+        return permit;
     }
 
     CompletableFuture<Optional<Permit>> tryAcquireAsync(int commands) {
-        return issuer.tryAcquireAsync(commands);
+        CompletableFuture<Optional<Permit>> future = issuer.tryAcquireAsync(commands);
+        ClientObserver o = observer;
+        if (o != ClientObserver.NONE) {
+            future.whenComplete((permit, failure) -> {
+                if (failure != null) {
+                    o.permitError();
+                } else {
+                    o.permit(permit.isPresent());
+                }
+            });
+        }
+        return future;
     }
 
     void refund(String deductionId, String refundId, long commands) {
@@ -204,10 +256,21 @@ final class QuotaWiring {
             throw PidPoolException.invalid(
                     "commands", "commands must be at most %d per refund, was %d", Integer.MAX_VALUE, commands);
         }
-        RefundResult result = issuer.refund(deductionId, refundId, (int) commands);
+        RefundResult result;
+        try {
+            result = issuer.refund(deductionId, refundId, (int) commands);
+        } catch (RuntimeException e) {
+            observer.refund(ClientObserver.RefundOutcome.ERROR);
+            throw e;
+        }
         if (result instanceof RefundResult.RefundRejected rejected) {
+            observer.refund(ClientObserver.RefundOutcome.REJECTED);
             throw rejected.toException();
         }
+        observer.refund(
+                result instanceof RefundResult.RefundDuplicate
+                        ? ClientObserver.RefundOutcome.REPEATED
+                        : ClientObserver.RefundOutcome.APPLIED);
     }
 
     /** Step 1 of close: no permit is granted from now on (callers get {@code ILLEGAL_STATE}). */
