@@ -229,6 +229,7 @@ public interface PidClient extends AutoCloseable {
         private boolean redisDatabaseSet;
         private Duration redisTimeout = RedisOptions.DEFAULTS.timeout();
         private boolean redisTimeoutSet;
+        private Duration acquireTimeout = RedisOptions.DEFAULTS.acquireTimeout();
         private String redisConfigYaml;
         private PidListener listener;
         private String instancePrefix;
@@ -312,6 +313,23 @@ public interface PidClient extends AutoCloseable {
                     timeout);
             this.redisTimeout = timeout;
             this.redisTimeoutSet = true;
+            return this;
+        }
+
+        /**
+         * The longest {@link PidClient#tryAcquire} waits for Redis, 10 ms..60 s; default 1 s. Past it the
+         * caller gets {@code UNAVAILABLE} (no permit; a deduction that may have happened is voided
+         * later), and until Redis answers a background probe again every further call fails at once
+         * (docs/design.md §9). Applies with any Redis option.
+         */
+        public Builder acquireTimeout(Duration timeout) {
+            requireNonNull(timeout, "acquireTimeout");
+            requireArgument(
+                    timeout.compareTo(Duration.ofMillis(10)) >= 0 && timeout.compareTo(Duration.ofSeconds(60)) <= 0,
+                    "acquireTimeout",
+                    "acquireTimeout must be within 10 ms..60 s, was %s",
+                    timeout);
+            this.acquireTimeout = timeout;
             return this;
         }
 
@@ -579,7 +597,7 @@ public interface PidClient extends AutoCloseable {
                     redisAddress,
                     redisPassword,
                     redisson,
-                    new RedisOptions(redisDatabase, redisTimeout, redisConfigYaml),
+                    new RedisOptions(redisDatabase, redisTimeout, redisConfigYaml, acquireTimeout),
                     listener,
                     secretOpener,
                     instancePrefix,
