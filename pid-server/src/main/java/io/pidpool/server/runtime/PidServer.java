@@ -33,8 +33,6 @@ import io.pidpool.worker.task.TaskHandler;
 import io.pidpool.worker.task.TaskHandlerProvider;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -180,7 +178,7 @@ public final class PidServer implements AutoCloseable {
             usage = lifecycle.add("usage monitor", UsageWiring.monitor(config, client, node, database, clock));
             AdviceMonitor monitor = lifecycle.add(
                     "advice monitor", advice.startMonitor(node, database.repositories(clock), usage::latest));
-            health = lifecycle.add("health monitor", new HealthMonitor(probes()).start(HEALTH_INTERVAL));
+            health = lifecycle.add("health monitor", new HealthMonitor(probes(), liveProbes()).start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
             HttpApi api = new HttpApi(
@@ -473,16 +471,6 @@ public final class PidServer implements AutoCloseable {
             }
             return Component.up(zk + ", session timeout " + negotiated + " ms");
         });
-        String db = redactUrl(config.database().url());
-        probes.put("database", () -> {
-            try (Connection c = database.dataSource().getConnection()) {
-                return c.isValid((int) (PROBE_TIMEOUT_MS / 1000))
-                        ? Component.up(db)
-                        : Component.down(db + ": not valid");
-            } catch (SQLException e) {
-                return Component.down(db + ": " + e.getMessage());
-            }
-        });
         String redisLabel = redisLabel(config.redis());
         String key = "pidpool:" + config.cluster() + ":health";
         probes.put("redis", () -> {
@@ -502,6 +490,17 @@ public final class PidServer implements AutoCloseable {
             }
         });
         return probes;
+    }
+
+    /** The database's state from its own background probe (every 250 ms): current on every report. */
+    private Map<String, Supplier<Component>> liveProbes() {
+        String db = redactUrl(config.database().url());
+        return Map.of("database", () -> {
+            var status = database.health().status();
+            return status.state() == io.pidpool.server.jdbc.DatabaseHealth.State.UP
+                    ? Component.up(db)
+                    : Component.down(db + ": " + status.detail());
+        });
     }
 
     // ---------------------------------------------------------------- helpers
