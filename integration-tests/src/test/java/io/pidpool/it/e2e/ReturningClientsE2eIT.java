@@ -84,16 +84,21 @@ class ReturningClientsE2eIT {
                 idsBefore.put(i.name(), i.client().registration().orElseThrow().instanceId()));
 
         proxies.forEach(BlackHoleProxy::blackHole);
-        // every session expires (T after the last heartbeat reached the server) and the leader sees the nodes go
+        // every session expires (T after the last heartbeat reached the server) ...
         sleep(E2eWorld.SDK_T.plusSeconds(3));
-        proxies.forEach(BlackHoleProxy::restore);
+        // ... and they come back one by one in the opposite order of their slots (a2 first), so that
+        // a joiner taking the first vacancy would take another's; each names the instance it was
         long heal = System.nanoTime();
-        await("every client registered again under a new instance id")
-                .atMost(Duration.ofSeconds(30))
-                .until(() -> instances.stream().allMatch(i -> i.client()
-                        .registration()
-                        .map(r -> !r.instanceId().equals(idsBefore.get(i.name())))
-                        .orElse(false)));
+        for (int i = instances.size() - 1; i >= 0; i--) {
+            SdkInstance instance = instances.get(i);
+            proxies.get(i).restore();
+            await(instance.name() + " registered again under a new instance id")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> instance.client()
+                            .registration()
+                            .map(r -> r.handshakeDone() && !r.instanceId().equals(idsBefore.get(instance.name())))
+                            .orElse(false));
+        }
         world.awaitSettled(A, pids);
         long settledMs = Duration.ofNanos(System.nanoTime() - heal).toMillis();
 
