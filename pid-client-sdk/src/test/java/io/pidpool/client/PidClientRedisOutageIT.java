@@ -186,7 +186,7 @@ class PidClientRedisOutageIT {
         assertThat(whileKnownAway).as("calls while Redis is known to be away").hasSizeGreaterThan(10);
         assertThat(slowestKnownAway)
                 .as("calls fail at once while Redis is known to be away")
-                .isLessThan(50);
+                .isLessThan(100); // 0-13 ms measured; a thread wake-up on a loaded 2-core machine may add some
         assertThat(resumedMs)
                 .as("permits resume within 1 s after Redis answers")
                 .isLessThanOrEqualTo(1000);
