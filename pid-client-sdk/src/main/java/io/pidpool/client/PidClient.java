@@ -109,8 +109,9 @@ public interface PidClient extends AutoCloseable {
      * before the deduction is sent and again after Redis granted it; a deduction granted while the hold
      * was lost is given back and not returned). Which held PID: the one with the most left, as far as
      * the client knows; the Redis script decides. Thread-safe; one Redis round trip per PID tried
-     * (at most 3). Returns or throws within {@link Builder#acquireTimeout} (default 1 s); while Redis
+     * (at most 3). Waits for Redis at most {@link Builder#acquireTimeout} (default 1 s); while Redis
      * is known to be away it throws {@code UNAVAILABLE} at once, sending nothing (docs/design.md §9).
+     * Right after a lost ZooKeeper session the deduction id may first wait for the worker slot.
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code commands}) outside {@code 1..}{@link
      *     Integer#MAX_VALUE}; {@code ILLEGAL_STATE} when the client was built without {@link

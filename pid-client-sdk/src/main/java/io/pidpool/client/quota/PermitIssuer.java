@@ -179,8 +179,10 @@ public final class PermitIssuer implements AutoCloseable {
     /**
      * A permit for {@code n} commands of a held PID with at least {@code n} left this month, or empty.
      *
-     * <p>Returns or throws within {@code acquireTimeout} (default 1 s); while Redis is known to be
-     * away (the circuit is open) it throws at once, without sending anything.
+     * <p>Waits for Redis at most {@code acquireTimeout} (default 1 s) in all; while Redis is known
+     * to be away (the circuit is open) it throws at once, without sending anything. (Taking the first
+     * deduction id may wait for this client's worker slot in ZooKeeper, which is held all the time
+     * except right after the client lost its ZooKeeper session.)
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} for {@code n} outside {@code 1..}{@link
      *     MonthLedger#MAX_AMOUNT}; {@code UNAVAILABLE} when Redis did not answer within {@code
@@ -190,7 +192,7 @@ public final class PermitIssuer implements AutoCloseable {
     public Optional<Permit> tryAcquire(int n) {
         MonthLedger.requireAmount(n);
         requireOpen();
-        long deadline = ticker.read() + acquireTimeoutNanos;
+        long deadline = Long.MIN_VALUE;
         if (!held.leaseValid()) {
             return Optional.empty();
         }
@@ -210,6 +212,10 @@ public final class PermitIssuer implements AutoCloseable {
                 return Optional.empty();
             }
             DeductRequest request = request(c.pid(), month, n);
+            if (deadline == Long.MIN_VALUE) {
+                // the bound is on Redis: the first id may have waited for the worker slot (ZooKeeper)
+                deadline = ticker.read() + acquireTimeoutNanos;
+            }
             DeductResult result = deductBefore(request, deadline);
             if (result.granted()) {
                 return confirm(request);
