@@ -113,7 +113,9 @@ public interface PidClient extends AutoCloseable {
      * before the deduction is sent and again after Redis granted it; a deduction granted while the hold
      * was lost is given back and not returned). Which held PID: the one with the most left, as far as
      * the client knows; the Redis script decides. Thread-safe; one Redis round trip per PID tried
-     * (at most 3).
+     * (at most 3). Waits for Redis at most {@link Builder#acquireTimeout} (default 1 s); while Redis
+     * is known to be away it throws {@code UNAVAILABLE} at once, sending nothing (docs/design.md §9).
+     * Right after a lost ZooKeeper session the deduction id may first wait for the worker slot.
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} ({@code commands}) outside {@code 1..}{@link
      *     Integer#MAX_VALUE}; {@code ILLEGAL_STATE} when the client was built without {@link
@@ -233,6 +235,7 @@ public interface PidClient extends AutoCloseable {
         private boolean redisDatabaseSet;
         private Duration redisTimeout = RedisOptions.DEFAULTS.timeout();
         private boolean redisTimeoutSet;
+        private Duration acquireTimeout = RedisOptions.DEFAULTS.acquireTimeout();
         private String redisConfigYaml;
         private PidListener listener;
         private String instancePrefix;
@@ -318,6 +321,23 @@ public interface PidClient extends AutoCloseable {
                     timeout);
             this.redisTimeout = timeout;
             this.redisTimeoutSet = true;
+            return this;
+        }
+
+        /**
+         * The longest {@link PidClient#tryAcquire} waits for Redis, 10 ms..60 s; default 1 s. Past it the
+         * caller gets {@code UNAVAILABLE} (no permit; a deduction that may have happened is voided
+         * later), and until Redis answers a background probe again every further call fails at once
+         * (docs/design.md §9). Applies with any Redis option.
+         */
+        public Builder acquireTimeout(Duration timeout) {
+            requireNonNull(timeout, "acquireTimeout");
+            requireArgument(
+                    timeout.compareTo(Duration.ofMillis(10)) >= 0 && timeout.compareTo(Duration.ofSeconds(60)) <= 0,
+                    "acquireTimeout",
+                    "acquireTimeout must be within 10 ms..60 s, was %s",
+                    timeout);
+            this.acquireTimeout = timeout;
             return this;
         }
 
@@ -612,7 +632,7 @@ public interface PidClient extends AutoCloseable {
                     redisAddress,
                     redisPassword,
                     redisson,
-                    new RedisOptions(redisDatabase, redisTimeout, redisConfigYaml),
+                    new RedisOptions(redisDatabase, redisTimeout, redisConfigYaml, acquireTimeout),
                     listener,
                     secretOpener,
                     instancePrefix,

@@ -52,10 +52,21 @@ final class E2eWorld implements AutoCloseable {
     final List<SdkInstance> instances = new ArrayList<>();
 
     E2eWorld(String connectString, String scenario, int servers, UnaryOperator<Repositories> wrap) {
+        this(connectString, scenario, servers, wrap, Duration.ZERO);
+    }
+
+    /** @param rebalanceDelay how long the leader keeps a departed instance's share for a replacement */
+    E2eWorld(
+            String connectString,
+            String scenario,
+            int servers,
+            UnaryOperator<Repositories> wrap,
+            Duration rebalanceDelay) {
         this.connectString = connectString;
         this.scenario = scenario;
         this.cluster = "e" + ProcessHandle.current().pid() + "-" + CLUSTERS.incrementAndGet();
-        this.leader = new ServerLeaderUnderTest(connectString, cluster, GRACE, servers, wrap);
+        this.leader = new ServerLeaderUnderTest(connectString, cluster, GRACE, servers, wrap)
+                .withRebalanceDelay(rebalanceDelay);
         leader.start();
     }
 
@@ -68,10 +79,15 @@ final class E2eWorld implements AutoCloseable {
     }
 
     SdkInstance instance(ModuleKey module, String name) {
+        return instance(module, name, connectString);
+    }
+
+    /** An instance that reaches ZooKeeper through {@code via} (e.g. a proxy of its own). */
+    SdkInstance instance(ModuleKey module, String name, String via) {
         SdkInstance instance = new SdkInstance(
                 name,
                 module,
-                connectString,
+                via,
                 cluster,
                 platform.address(),
                 leader.secretKey().orElseThrow(),

@@ -60,6 +60,9 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     private final List<PidPoolNode> nodes = new CopyOnWriteArrayList<>();
     private Database database;
     private Repositories repositories;
+    /** How long a departed instance's share waits for a replacement; zero unless a test sets it. */
+    private volatile Duration rebalanceDelay = Duration.ZERO;
+
     private boolean closed;
 
     public ServerLeaderUnderTest(String connectString, String cluster, Duration grace, int servers) {
@@ -131,6 +134,12 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
         awaitLeader(Duration.ofSeconds(30));
     }
 
+    /** Nodes started from now on wait this long for a replacement before spreading a departed share. */
+    public ServerLeaderUnderTest withRebalanceDelay(Duration delay) {
+        this.rebalanceDelay = delay;
+        return this;
+    }
+
     /** Starts one more node (e.g. to replace a killed one). */
     public synchronized PidPoolNode startNode(String nodeId) {
         PidPoolNode node = PidPoolNode.builder()
@@ -138,7 +147,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
                 .connectString(connectString)
                 .cluster(cluster)
                 .sessionTimeout(SESSION_TIMEOUT)
-                .settings(settings(grace))
+                .settings(settings(grace).withRebalanceDelay(rebalanceDelay))
                 .repositories(wrapRepositories.apply(repositories))
                 .sealer(sealer::seal)
                 .ids(ids::incrementAndGet)

@@ -152,6 +152,8 @@ public final class DefaultPidClient implements PidClient {
     private final Lease lease = new Lease();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
     private final CompletableFuture<Registration> firstRegistration = new CompletableFuture<>();
+    /** The instance this client last registered as: named when it registers again (docs/design.md §6.2). */
+    private volatile InstanceId lastInstance;
     /** Incremented whenever some thread closes the {@code granting} gate. */
     private final AtomicLong stops = new AtomicLong();
     /** PID nodes read (each one getData), for tests: own acknowledgements must not be among them. */
@@ -659,6 +661,7 @@ public final class DefaultPidClient implements PidClient {
                     .forPath(
                             path,
                             InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
+                                    .withPreviousInstance(lastInstance == null ? null : lastInstance.value())
                                     .encode());
         } catch (KeeperException.NodeExistsException e) {
             // our own earlier attempt on this session whose reply was lost
@@ -692,6 +695,7 @@ public final class DefaultPidClient implements PidClient {
         lease.begin(sessionId, t, sentAt);
         Session s = new Session(tracker.generation(), sessionId, t, instance, path);
         current = s;
+        lastInstance = instance;
         timing = t;
         scheduleWatchdog(s);
         watchInstanceNode(s);

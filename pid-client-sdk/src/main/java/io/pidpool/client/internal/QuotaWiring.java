@@ -117,6 +117,7 @@ final class QuotaWiring {
                     .ledger(ledger)
                     .held(held)
                     .ids(source::nextId)
+                    .acquireTimeout(settings.redisOptions().acquireTimeout())
                     .ticker(settings.ticker());
             if (settings.batchedPermits()) {
                 // 3 batches on the wire keep Redis busy under many async acquires (docs/benchmarks-quota.md)
@@ -198,6 +199,10 @@ final class QuotaWiring {
                 .setTimeout(timeoutMs)
                 .setRetryAttempts(2)
                 .setRetryDelay(new org.redisson.config.ConstantDelay(Duration.ofMillis(200)))
+                // Redisson's default backs off to 10 s between reconnects: permits would resume that
+                // late after Redis came back (docs/outages.md); 100..400 ms, jittered across clients
+                .setReconnectionDelay(
+                        new org.redisson.config.EqualJitterDelay(Duration.ofMillis(100), Duration.ofMillis(400)))
                 .setConnectionMinimumIdleSize(2)
                 .setConnectionPoolSize(32)
                 .setPingConnectionInterval(1000);

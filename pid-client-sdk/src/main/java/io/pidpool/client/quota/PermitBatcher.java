@@ -128,7 +128,13 @@ final class PermitBatcher implements AutoCloseable {
         try {
             return p.result.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            return abandon(p, new PidPoolException(ErrorCode.UNAVAILABLE, null, "no answer from Redis in time", e));
+            PidPoolException late = new PidPoolException(
+                    ErrorCode.UNAVAILABLE,
+                    null,
+                    "no answer from Redis within " + Duration.ofNanos(timeoutNanos) + ": no permit granted",
+                    e);
+            issuer.redisAnswered(false, late); // further callers fail at once until a probe gets an answer
+            return abandon(p, late);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return abandon(p, new PidPoolException(ErrorCode.UNAVAILABLE, null, "interrupted while waiting", e));
@@ -215,14 +221,10 @@ final class PermitBatcher implements AutoCloseable {
                 boolean canSend = running && inFlight < maxInFlight;
                 // announce "waiting for acquires" before the last look at the queue (Dekker with wake())
                 parked = canSend;
-                boolean idle = inFlight == 0 && queue.isEmpty() && retry.isEmpty();
                 if (answered.isEmpty() && (!canSend || (queue.isEmpty() && retry.isEmpty()))) {
                     LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                 }
                 parked = false;
-                if (idle && running) {
-                    issuer.reconcileQuietly(); // voids uncertain deductions when due; cheap otherwise
-                }
             }
         }
         PidPoolException closed = PidPoolException.illegalState("the permit issuer is closed");
@@ -249,6 +251,7 @@ final class PermitBatcher implements AutoCloseable {
     /** Sends one deduction per acquire of {@code batch} (its next PID), or answers it at once. */
     private void send(List<Pending> batch) {
         boolean lease = issuer.leaseValid();
+        PidPoolException away = issuer.redisAway() ? issuer.redisAwayError() : null;
         List<Pending> sent = new ArrayList<>(batch.size());
         List<DeductRequest> requests = new ArrayList<>(batch.size());
         for (Pending p : batch) {
@@ -257,6 +260,10 @@ final class PermitBatcher implements AutoCloseable {
             }
             if (!lease || p.next >= p.order.size()) {
                 p.result.complete(Optional.empty());
+                continue;
+            }
+            if (away != null) {
+                p.result.completeExceptionally(away); // nothing sent while Redis is known to be away
                 continue;
             }
             p.inFlight = issuer.request(p.order.get(p.next).pid(), p.month, p.n);
@@ -270,7 +277,8 @@ final class PermitBatcher implements AutoCloseable {
 
     private void transmit(Sent s) {
         s.attempt++;
-        s.batch = issuer.ledger().sendDeductAll(s.requests);
+        // bounded like the callers' wait: a batch Redis does not answer never blocks the in-flight slots for long
+        s.batch = issuer.ledger().sendDeductAll(s.requests, Duration.ofNanos(timeoutNanos));
         inFlight++;
         roundTrips.increment();
         attemptsSent.add(s.requests.size());
@@ -278,6 +286,7 @@ final class PermitBatcher implements AutoCloseable {
         s.settled = null;
         s.batch.replies().whenComplete((replies, error) -> {
             if (error == null) {
+                issuer.redisAnswered(true, null);
                 settleGranted(s);
             }
             answered.offer(s);
@@ -330,6 +339,7 @@ final class PermitBatcher implements AutoCloseable {
             }
             if (e.code() == ErrorCode.UNAVAILABLE) {
                 s.requests.forEach(issuer::remember);
+                issuer.redisAnswered(false, e);
             }
             throw e;
         }

@@ -48,12 +48,22 @@ import org.slf4j.LoggerFactory;
  * DeductionIds}); the deduct script indexes it, so {@link #refund(String, String, int)} finds PID and
  * month from the id alone.
  *
- * <p><b>Failures.</b> When Redis does not answer, the same deduction (same id) is sent again once:
- * a lost reply then answers "granted before" and the permit is returned. If Redis still does not
- * answer, the caller gets {@code UNAVAILABLE} and the id is kept as <em>uncertain</em>: after {@code
- * settleDelay} it is voided by an idempotent refund (which answers "unknown deduction" if it never
- * happened), so a deduction nobody got a permit for does not eat quota. Voiding runs from {@link
- * #reconcile()}, which the issuer calls itself on later acquires (and the batcher thread when idle).
+ * <p><b>Failures.</b> A caller never waits longer than {@code acquireTimeout} (default 1 s): each
+ * send is bounded by what is left of it, and Redisson gives the send up by itself at that point (no
+ * retry of its own, nothing lingers). When Redis fails a send early and time is left, the same
+ * deduction (same id) is sent again once: a lost reply then answers "granted before" and the permit
+ * is returned. If Redis has not answered by the deadline, the caller gets {@code UNAVAILABLE} and the
+ * id is kept as <em>uncertain</em>: it is voided by an idempotent refund (which answers "unknown
+ * deduction" if it never happened), so a deduction nobody got a permit for does not eat quota. A void
+ * is sent only once the send itself has ended, {@code settleDelay} after it was given up <em>and</em>
+ * {@code settleDelay} after Redis last came back (so bytes a partition held back have arrived before
+ * their void). Voiding runs on the issuer's background thread (and from {@link #reconcile()}), never
+ * on a caller's thread.
+ *
+ * <p><b>Circuit.</b> A send Redis did not answer opens the {@link RedisCircuit}: from then on every
+ * acquire fails at once with {@code UNAVAILABLE} (nothing is sent, nothing deducted) while a
+ * background probe asks Redis every {@code probeInterval}; its first answer closes the circuit and
+ * permits resume.
  *
  * <p><b>Batched mode</b> ({@link Builder#batching(int)}): concurrent {@code tryAcquire} calls are queued
  * (lock-free) and a single flusher thread sends up to {@code maxBatch} of them as one round trip — on a
@@ -71,13 +81,30 @@ public final class PermitIssuer implements AutoCloseable {
     /** Refund ids with this prefix are reserved for voiding deductions. */
     public static final String VOID_PREFIX = "void.";
 
+    /** How long a caller waits for Redis at most, unless the builder says otherwise. */
+    public static final Duration DEFAULT_ACQUIRE_TIMEOUT = Duration.ofSeconds(1);
+
     private enum State {
         STARTED,
         CLOSED
     }
 
     /** A deduction whose outcome this client never learned. */
-    private record Uncertain(String pid, QuotaMonth month, String deductionId, long amount, long sinceNanos) {}
+    private record Uncertain(
+            String pid,
+            QuotaMonth month,
+            String deductionId,
+            long amount,
+            long sinceNanos,
+            java.util.concurrent.Future<?> send) {
+        /** Whether the send itself is over (Redisson gave it up or it was answered). */
+        boolean sendEnded() {
+            return send == null || send.isDone();
+        }
+    }
+
+    /** Below this much time left a deduction is not sent (it could not be answered in time). */
+    private static final long MIN_SEND_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5);
 
     private final RedissonQuotaLedger ledger;
     private final QuotaNearCache nearCache;
@@ -96,6 +123,12 @@ public final class PermitIssuer implements AutoCloseable {
     private final AtomicLong nextReconcileNanos = new AtomicLong(Long.MIN_VALUE);
     private final PermitBatcher batcher;
     private final MissingLimits missingLimits;
+    private final Duration acquireTimeout;
+    private final long acquireTimeoutNanos;
+    /** Probes (circuit) and voids (uncertain deductions): two threads, so a slow void never delays a probe. */
+    private final java.util.concurrent.ScheduledExecutorService background;
+
+    private final RedisCircuit circuit;
 
     private PermitIssuer(Builder b) {
         this.missingLimits = b.missingLimits;
@@ -110,10 +143,33 @@ public final class PermitIssuer implements AutoCloseable {
         this.maxAttempts = b.maxAttempts;
         this.settleNanos = b.settleDelay.toNanos();
         this.maxUncertain = b.maxUncertain;
+        this.acquireTimeout = b.acquireTimeout;
+        this.acquireTimeoutNanos = b.acquireTimeout.toNanos();
+        String name = ledger.clientId();
+        java.util.concurrent.ScheduledThreadPoolExecutor pool =
+                new java.util.concurrent.ScheduledThreadPoolExecutor(2, r -> {
+                    Thread t = new Thread(r, "pidpool-quota-background-" + name);
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.background = pool;
+        Duration probeTimeout = b.probeInterval.multipliedBy(5).compareTo(acquireTimeout) < 0
+                ? b.probeInterval.multipliedBy(5)
+                : acquireTimeout;
+        this.circuit = new RedisCircuit(
+                "client " + name, () -> ledger.probeAsync(probeTimeout), background, ticker, b.probeInterval);
         this.batcher = b.maxBatch > 0
                 ? new PermitBatcher(
-                        this, b.maxBatch, b.maxInFlight, b.queueCapacity, b.requestTimeout, ledger.clientId())
+                        this,
+                        b.maxBatch,
+                        b.maxInFlight,
+                        b.queueCapacity,
+                        b.requestTimeout != null ? b.requestTimeout : b.acquireTimeout,
+                        name)
                 : null;
+        long tick = Math.max(50_000_000L, Math.min(settleNanos / 2, 500_000_000L));
+        background.scheduleWithFixedDelay(this::reconcileIfDue, tick, tick, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     public static Builder builder() {
@@ -123,17 +179,25 @@ public final class PermitIssuer implements AutoCloseable {
     /**
      * A permit for {@code n} commands of a held PID with at least {@code n} left this month, or empty.
      *
+     * <p>Waits for Redis at most {@code acquireTimeout} (default 1 s) in all; while Redis is known
+     * to be away (the circuit is open) it throws at once, without sending anything. (Taking the first
+     * deduction id may wait for this client's worker slot in ZooKeeper, which is held all the time
+     * except right after the client lost its ZooKeeper session.)
+     *
      * @throws PidPoolException {@code INVALID_ARGUMENT} for {@code n} outside {@code 1..}{@link
-     *     MonthLedger#MAX_AMOUNT}; {@code UNAVAILABLE} when Redis does not answer (no permit was
-     *     granted to the caller; a deduction that may have happened is voided later); {@code
-     *     ILLEGAL_STATE} after {@link #close()}
+     *     MonthLedger#MAX_AMOUNT}; {@code UNAVAILABLE} when Redis did not answer within {@code
+     *     acquireTimeout} or is known to be away (no permit was granted to the caller; a deduction that
+     *     may have happened is voided later); {@code ILLEGAL_STATE} after {@link #close()}
      */
     public Optional<Permit> tryAcquire(int n) {
         MonthLedger.requireAmount(n);
         requireOpen();
-        reconcileIfDue();
+        long deadline = Long.MIN_VALUE;
         if (!held.leaseValid()) {
             return Optional.empty();
+        }
+        if (circuit.isOpen()) {
+            throw circuit.openError();
         }
         QuotaMonth month = window.monthOf(clock.instant());
         List<PermitPolicy.Candidate> order = candidates(n, month);
@@ -148,7 +212,11 @@ public final class PermitIssuer implements AutoCloseable {
                 return Optional.empty();
             }
             DeductRequest request = request(c.pid(), month, n);
-            DeductResult result = deductWithRetry(request);
+            if (deadline == Long.MIN_VALUE) {
+                // the bound is on Redis: the first id may have waited for the worker slot (ZooKeeper)
+                deadline = ticker.read() + acquireTimeoutNanos;
+            }
+            DeductResult result = deductBefore(request, deadline);
             if (result.granted()) {
                 return confirm(request);
             }
@@ -180,9 +248,11 @@ public final class PermitIssuer implements AutoCloseable {
                 return java.util.concurrent.CompletableFuture.failedFuture(e);
             }
         }
-        reconcileIfDue();
         if (!held.leaseValid()) {
             return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+        }
+        if (circuit.isOpen()) {
+            return java.util.concurrent.CompletableFuture.failedFuture(circuit.openError());
         }
         QuotaMonth month = window.monthOf(clock.instant());
         List<PermitPolicy.Candidate> order = candidates(n, month);
@@ -219,23 +289,75 @@ public final class PermitIssuer implements AutoCloseable {
         return new DeductRequest(pid, month, n, id, true);
     }
 
-    private DeductResult deductWithRetry(DeductRequest request) {
-        try {
-            return ledger.tryDeduct(request);
-        } catch (PidPoolException first) {
-            if (first.code() != ErrorCode.UNAVAILABLE) {
-                throw first;
+    /**
+     * Sends {@code request} and waits for its answer until {@code deadline} at the latest; a send that
+     * failed early is repeated once with the same id if time is left. No answer: the deduction is
+     * uncertain (remembered, voided later), the circuit opens, {@code UNAVAILABLE}.
+     */
+    private DeductResult deductBefore(DeductRequest request, long deadline) {
+        PidPoolException failure = null;
+        java.util.concurrent.CompletableFuture<DeductResult> send = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            long left = deadline - ticker.read();
+            if (left < MIN_SEND_NANOS) {
+                break;
             }
-            try {
-                // same id: if the first one went through, this answers "granted before"
-                return ledger.tryDeduct(request);
-            } catch (PidPoolException second) {
-                if (second.code() == ErrorCode.UNAVAILABLE) {
-                    remember(request);
+            send = ledger.tryDeductAsync(request, Duration.ofNanos(left));
+            send.whenComplete((answer, error) -> {
+                if (error == null) {
+                    circuit.succeeded(); // also a late answer: Redis is back
                 }
-                throw second;
+            });
+            try {
+                return send.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                failure = PidPoolException.unavailable("no answer in time", e);
+                break;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure = PidPoolException.unavailable("interrupted while waiting for Redis", e);
+                break;
+            } catch (java.util.concurrent.ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (!(cause instanceof PidPoolException p)) {
+                    throw new PidPoolException(ErrorCode.UNAVAILABLE, null, "deduction failed: " + cause, cause);
+                }
+                if (p.code() != ErrorCode.UNAVAILABLE) {
+                    throw new PidPoolException(p.code(), p.field(), p.getMessage(), p);
+                }
+                failure = p; // failed early: same id again, if time is left ("granted before" answers a lost reply)
             }
         }
+        if (send == null) {
+            throw PidPoolException.unavailable(
+                    "no time left within acquireTimeout " + acquireTimeout + " to ask Redis: no permit granted", null);
+        }
+        remember(request, send);
+        circuit.failed(failure);
+        throw new PidPoolException(
+                ErrorCode.UNAVAILABLE,
+                null,
+                "Redis did not answer within acquireTimeout " + acquireTimeout + " (" + failure.getMessage()
+                        + "): no permit granted",
+                failure);
+    }
+
+    /** Batched mode: a batch Redis answered, or did not (also after its resend). */
+    void redisAnswered(boolean answered, Throwable why) {
+        if (answered) {
+            circuit.succeeded();
+        } else {
+            circuit.failed(why);
+        }
+    }
+
+    /** Whether Redis is known to be away (the circuit is open). */
+    boolean redisAway() {
+        return circuit.isOpen();
+    }
+
+    PidPoolException redisAwayError() {
+        return circuit.openError();
     }
 
     /** A refused deduction: a held PID without a limit is reported ({@link MissingLimits}). */
@@ -269,6 +391,10 @@ public final class PermitIssuer implements AutoCloseable {
 
     /** Gives a deduction back because no permit was handed out for it. */
     void voidDeduction(DeductRequest request) {
+        if (circuit.isOpen()) {
+            remember(request); // voided once Redis is back, never on a caller's thread meanwhile
+            return;
+        }
         try {
             ledger.refund(
                     request.pid(),
@@ -285,6 +411,10 @@ public final class PermitIssuer implements AutoCloseable {
     }
 
     void remember(DeductRequest request) {
+        remember(request, null);
+    }
+
+    private void remember(DeductRequest request, java.util.concurrent.Future<?> send) {
         if (uncertainCount.incrementAndGet() > maxUncertain) {
             uncertainCount.decrementAndGet();
             log.warn(
@@ -296,12 +426,13 @@ public final class PermitIssuer implements AutoCloseable {
                     request.amount());
             return;
         }
-        uncertain.add(
-                new Uncertain(request.pid(), request.month(), request.deductionId(), request.amount(), ticker.read()));
+        uncertain.add(new Uncertain(
+                request.pid(), request.month(), request.deductionId(), request.amount(), ticker.read(), send));
     }
 
+    /** The background thread's tick: voids what is due, at most every {@code settleDelay / 2}. */
     private void reconcileIfDue() {
-        if (uncertainCount.get() == 0) {
+        if (uncertainCount.get() == 0 || circuit.isOpen() || state.get() != State.STARTED) {
             return;
         }
         long now = ticker.read();
@@ -314,25 +445,33 @@ public final class PermitIssuer implements AutoCloseable {
                 reconcile();
             } catch (PidPoolException e) {
                 log.debug("voiding uncertain deductions failed, will retry: {}", e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("voiding uncertain deductions failed, will retry", e);
             }
         }
     }
 
     /**
-     * Voids the deductions of uncertain outcome that are older than {@code settleDelay}. Returns how
-     * many are still uncertain. Safe to call from any thread at any time.
+     * Voids the deductions of uncertain outcome that are due: their send has ended, and {@code
+     * settleDelay} has passed since they were given up and since Redis last came back. Returns how
+     * many are still uncertain. Safe to call from any thread at any time (the issuer's background
+     * thread calls it on its own).
      *
      * @throws PidPoolException {@code UNAVAILABLE} when Redis is still unreachable (they stay queued)
      */
     public int reconcile() {
+        if (circuit.isOpen() && uncertainCount.get() > 0) {
+            throw circuit.openError();
+        }
         long now = ticker.read();
+        boolean settledSinceBack = now - circuit.closedAtNanos() >= settleNanos;
         int rounds = uncertainCount.get();
         for (int i = 0; i < rounds; i++) {
             Uncertain u = uncertain.poll();
             if (u == null) {
                 break;
             }
-            if (now - u.sinceNanos() < settleNanos) {
+            if (now - u.sinceNanos() < settleNanos || !settledSinceBack || !u.sendEnded()) {
                 uncertain.add(u);
                 continue;
             }
@@ -421,10 +560,6 @@ public final class PermitIssuer implements AutoCloseable {
         return batcher == null ? 0 : batcher.averageBatch();
     }
 
-    void reconcileQuietly() {
-        reconcileIfDue();
-    }
-
     private void requireOpen() {
         if (state.get() != State.STARTED) {
             throw PidPoolException.illegalState("the permit issuer is closed");
@@ -440,6 +575,7 @@ public final class PermitIssuer implements AutoCloseable {
         if (batcher != null) {
             batcher.close();
         }
+        background.shutdownNow();
         if (uncertainCount.get() > 0) {
             try {
                 reconcile();
@@ -464,7 +600,9 @@ public final class PermitIssuer implements AutoCloseable {
         private int maxBatch;
         private int maxInFlight = 1;
         private int queueCapacity = 10_000;
-        private Duration requestTimeout = Duration.ofSeconds(10);
+        private Duration requestTimeout;
+        private Duration acquireTimeout = DEFAULT_ACQUIRE_TIMEOUT;
+        private Duration probeInterval = Duration.ofMillis(100);
         private MissingLimits missingLimits;
 
         private Builder() {}
@@ -562,7 +700,37 @@ public final class PermitIssuer implements AutoCloseable {
             return this;
         }
 
-        /** Batched mode: callers waiting beyond this get {@code UNAVAILABLE}; default 10 s. */
+        /**
+         * The longest a {@code tryAcquire} waits for Redis (10 ms..60 s); default 1 s. Past it the caller
+         * gets {@code UNAVAILABLE}, the deduction is kept as uncertain (voided later) and the circuit
+         * opens.
+         */
+        public Builder acquireTimeout(Duration acquireTimeout) {
+            requireNonNull(acquireTimeout, "acquireTimeout");
+            requireArgument(
+                    acquireTimeout.compareTo(Duration.ofMillis(10)) >= 0
+                            && acquireTimeout.compareTo(Duration.ofSeconds(60)) <= 0,
+                    "acquireTimeout",
+                    "must be within 10 ms..60 s, was %s",
+                    acquireTimeout);
+            this.acquireTimeout = acquireTimeout;
+            return this;
+        }
+
+        /** How often an open circuit asks Redis whether it is back (10 ms..10 s); default 100 ms. */
+        public Builder probeInterval(Duration probeInterval) {
+            requireNonNull(probeInterval, "probeInterval");
+            requireArgument(
+                    probeInterval.compareTo(Duration.ofMillis(10)) >= 0
+                            && probeInterval.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "probeInterval",
+                    "must be within 10 ms..10 s, was %s",
+                    probeInterval);
+            this.probeInterval = probeInterval;
+            return this;
+        }
+
+        /** Batched mode: callers waiting beyond this get {@code UNAVAILABLE}; default {@code acquireTimeout}. */
         public Builder requestTimeout(Duration requestTimeout) {
             requireNonNull(requestTimeout, "requestTimeout");
             requireArgument(!requestTimeout.isNegative() && !requestTimeout.isZero(), "requestTimeout", "must be > 0");

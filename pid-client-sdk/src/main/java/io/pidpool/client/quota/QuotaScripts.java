@@ -66,6 +66,9 @@ final class QuotaScripts {
     private final RedissonClient redisson;
     private final RScript script;
     private final ConcurrentMap<Script, Boolean> loaded = new ConcurrentHashMap<>();
+    /** Scripts objects whose calls are bounded in time, by bound (a client uses one or two). */
+    private final ConcurrentMap<java.time.Duration, RScript> boundedScripts = new ConcurrentHashMap<>();
+
     private final boolean cluster;
 
     QuotaScripts(RedissonClient redisson) {
@@ -179,7 +182,18 @@ final class QuotaScripts {
      * Callbacks on the returned future must not call Redisson synchronously.
      */
     CompletableFuture<List<Object>> runBatchAsync(List<Call> calls) {
-        return sendAsync(calls).exceptionallyCompose(e -> {
+        return runBatchAsync(calls, null);
+    }
+
+    /**
+     * {@link #runBatchAsync(List)} given up by Redisson itself after {@code timeout} (no retry of its
+     * own); {@code null}: the client's configured timeout and retries.
+     */
+    CompletableFuture<List<Object>> runBatchAsync(List<Call> calls, java.time.Duration timeout) {
+        if (timeout != null && calls.size() == 1) {
+            return runBoundedAsync(calls.get(0), timeout).thenApply(r -> List.of((Object) r));
+        }
+        return sendAsync(calls, timeout).exceptionallyCompose(e -> {
             if (!isNoScript(e)) {
                 return CompletableFuture.failedFuture(e);
             }
@@ -188,7 +202,38 @@ final class QuotaScripts {
                     .distinct()
                     .map(s -> script.scriptLoadAsync(s.source).toCompletableFuture())
                     .toArray(CompletableFuture[]::new);
-            return CompletableFuture.allOf(loads).thenCompose(done -> sendAsync(calls));
+            return CompletableFuture.allOf(loads).thenCompose(done -> sendAsync(calls, timeout));
+        });
+    }
+
+    /**
+     * One call that Redisson gives up on by itself after {@code timeout}, with no retry of its own
+     * (the caller decides whether time is left to send it again): sends it and completes on a
+     * Redisson thread with its MULTI result, or fails with the raw Redisson exception. A NOSCRIPT
+     * answer loads the script and sends the call once more, within the same bound.
+     */
+    CompletableFuture<List<Object>> runBoundedAsync(Call c, java.time.Duration timeout) {
+        RScript bounded = boundedScripts.computeIfAbsent(
+                timeout,
+                t -> redisson.getScript(org.redisson.api.options.OptionalOptions.defaults()
+                        .codec(StringCodec.INSTANCE)
+                        .timeout(t)
+                        .retryAttempts(0)));
+        @SuppressWarnings("unchecked")
+        CompletableFuture<List<Object>> first =
+                evalSha(bounded, c).toCompletableFuture().thenApply(r -> (List<Object>) r);
+        return first.exceptionallyCompose(e -> {
+            if (!isNoScript(e)) {
+                return CompletableFuture.failedFuture(e);
+            }
+            return bounded.scriptLoadAsync(c.script().source)
+                    .toCompletableFuture()
+                    .thenCompose(sha -> evalSha(bounded, c).toCompletableFuture())
+                    .thenApply(r -> {
+                        @SuppressWarnings("unchecked")
+                        List<Object> reply = (List<Object>) r;
+                        return reply;
+                    });
         });
     }
 
@@ -203,12 +248,17 @@ final class QuotaScripts {
                 c.args());
     }
 
-    private CompletableFuture<List<Object>> sendAsync(List<Call> calls) {
+    private CompletableFuture<List<Object>> sendAsync(List<Call> calls, java.time.Duration timeout) {
         if (calls.size() == 1) {
             Call c = calls.get(0);
             return evalSha(script, c).toCompletableFuture().thenApply(List::of);
         }
-        RBatch batch = redisson.createBatch(BatchOptions.defaults());
+        BatchOptions options = BatchOptions.defaults();
+        if (timeout != null) {
+            options = options.responseTimeout(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .retryAttempts(0);
+        }
+        RBatch batch = redisson.createBatch(options);
         RScriptAsync s = batch.getScript(StringCodec.INSTANCE);
         for (Call c : calls) {
             RFuture<Object> ignored = evalSha(s, c);

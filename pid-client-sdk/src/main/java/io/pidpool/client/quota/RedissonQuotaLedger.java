@@ -150,6 +150,62 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     }
 
     /**
+     * {@link #tryDeduct(DeductRequest)} bounded in time: Redisson gives the call up after {@code
+     * timeout} without a retry of its own, so nothing of it lingers in Redisson's queues after the
+     * returned future failed. Completes on a Redisson thread (translate nothing there); fails with
+     * {@code UNAVAILABLE} when Redis did not answer in time (the deduction may or may not have
+     * happened; sending the same request again is safe).
+     */
+    public CompletableFuture<DeductResult> tryDeductAsync(DeductRequest r, Duration timeout) {
+        requireNonNull(r, "request");
+        int shard = keys.shardOf(r.pid());
+        List<Object> k = new ArrayList<>(5);
+        k.add(keys.pids(shard));
+        k.add(keys.usage(r.pid(), r.month()));
+        k.add(keys.events(shard));
+        k.add(keys.sequences(shard));
+        if (r.indexed()) {
+            k.add(keys.deductionIndex(shard, r.month()));
+        }
+        Object[] args = {
+            r.pid(),
+            r.month().key(),
+            r.deductionId(),
+            Long.toString(r.amount()),
+            expireAt(r.month()),
+            clientId,
+            incarnation()
+        };
+        return scripts.runBoundedAsync(new Call(Script.DEDUCT, k, args), timeout)
+                .handle((reply, error) -> {
+                    if (error != null) {
+                        Throwable cause =
+                                error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                                        ? error.getCause()
+                                        : error;
+                        throw cause instanceof RuntimeException re
+                                ? QuotaScripts.translate("running script deduct.lua", re)
+                                : QuotaScripts.unavailable("running script deduct.lua", cause);
+                    }
+                    return deductResult(r, reply, 0);
+                });
+    }
+
+    /**
+     * A cheap read (EXISTS of shard 0's PID hash) that Redisson gives up on after {@code timeout}
+     * without retrying: completes normally iff Redis answered. What the permit circuit probes with.
+     */
+    public CompletableFuture<Void> probeAsync(Duration timeout) {
+        return redisson.<String>getBucket(org.redisson.api.options.PlainOptions.name(keys.pids(0))
+                        .codec(org.redisson.client.codec.StringCodec.INSTANCE)
+                        .timeout(timeout)
+                        .retryAttempts(0))
+                .isExistsAsync()
+                .toCompletableFuture()
+                .thenApply(exists -> null);
+    }
+
+    /**
      * Many deductions in one round trip. On a single Redis (or master with replicas, Sentinel) that is
      * <em>one</em> run of the batch script for all of them, grouped by shard inside; on Redis Cluster
      * one run per shard (a script's keys must share a hash tag), pipelined in one Redisson {@link
@@ -179,6 +235,14 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
      * thread.
      */
     public DeductBatch sendDeductAll(List<DeductRequest> requests) {
+        return sendDeductAll(requests, null);
+    }
+
+    /**
+     * {@link #sendDeductAll(List)} given up by Redisson itself after {@code timeout}, without a retry
+     * of its own ({@code null}: the client's configured timeout and retries).
+     */
+    public DeductBatch sendDeductAll(List<DeductRequest> requests, Duration timeout) {
         requireNonNull(requests, "requests");
         requireArgument(!requests.isEmpty(), "requests", "no deductions to send");
         Map<Integer, List<Integer>> byShard = new LinkedHashMap<>();
@@ -197,7 +261,7 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         } else {
             calls.add(batchCall(requests, byShard.entrySet(), incarnation));
         }
-        return new DeductBatch(requests, groups, calls.size() == 1, scripts.runBatchAsync(calls));
+        return new DeductBatch(requests, groups, calls.size() == 1, scripts.runBatchAsync(calls, timeout));
     }
 
     /**

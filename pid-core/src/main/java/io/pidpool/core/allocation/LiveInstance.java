@@ -21,9 +21,26 @@ import java.util.Map;
  * @param pids the PID nodes under {@code <instance>-pids} that are stamped with {@code sessionId},
  *     with their state. Nodes stamped with an older session of the same name belong to a
  *     {@link DepartedInstance}.
+ * @param previous the instance the same process registered as before its session was lost, as its
+ *     node says; {@code null}: none. A vacant slot that instance held goes to this one first.
  */
 public record LiveInstance(
-        InstanceId id, long sessionId, int weight, long registrationOrder, Map<String, PidState> pids) {
+        InstanceId id,
+        long sessionId,
+        int weight,
+        long registrationOrder,
+        Map<String, PidState> pids,
+        InstanceId previous) {
+    /** An instance that names no previous instance. */
+    public LiveInstance(InstanceId id, long sessionId, int weight, long registrationOrder, Map<String, PidState> pids) {
+        this(id, sessionId, weight, registrationOrder, pids, null);
+    }
+
+    /** This instance, naming the instance the same process registered as before. */
+    public LiveInstance withPrevious(InstanceId previous) {
+        return new LiveInstance(id, sessionId, weight, registrationOrder, pids, previous);
+    }
+
     public LiveInstance {
         requireNonNull(id, "instance");
         requireArgument(

@@ -68,6 +68,9 @@ final class ModulePlanner {
         long remainder;
         int target;
         List<String> waitingFor = List.of();
+        /** Its own attributed PIDs this plan adds to it: kept attributed until the adds show up. */
+        List<String> givenBack = List.of();
+
         List<String> reservation = List.of();
         int need;
 
@@ -338,9 +341,11 @@ final class ModulePlanner {
 
     /**
      * Every other live instance without a slot takes a vacant one, or an extra slot when none is
-     * vacant (a scale-out). It takes the vacancy keeping the most PIDs back (so they are used
-     * again at once), then one a departed instance held (its replacement, typically: a restarted
-     * container comes back under a new name), then the most recently vacated.
+     * vacant (a scale-out). A returning process first: an instance naming a previous instance gets
+     * the vacant slot that instance held (its own accounts back after a lost session; the grace still
+     * decides when). The rest take the vacancy keeping the most PIDs back (so they are used again at
+     * once), then one a departed instance held (its replacement, typically: a restarted container
+     * comes back under a new name), then the most recently vacated.
      */
     private void bindJoiners(
             List<LiveInstance> live,
@@ -355,6 +360,20 @@ final class ModulePlanner {
                 .thenComparing(s -> s.lastHolder == null)
                 .thenComparingLong(s -> now - s.vacantSince)
                 .thenComparingInt(s -> s.index));
+        for (LiveInstance instance : live) { // registration order: the first to name a slot gets it
+            if (instance.previous() == null || bound.contains(instance.ref())) {
+                continue;
+            }
+            for (int i = 0; i < vacant.size(); i++) {
+                WorkSlot slot = vacant.get(i);
+                if (slot.lastHolder != null && slot.lastHolder.id().equals(instance.previous())) {
+                    slot.holder = instance.ref();
+                    bound.add(instance.ref());
+                    vacant.remove(i);
+                    break;
+                }
+            }
+        }
         int next = 0;
         for (LiveInstance instance : live) {
             if (!bound.contains(instance.ref())) {
@@ -648,6 +667,7 @@ final class ModulePlanner {
         for (Unit unit : liveUnits) {
             int need = unit.target - unit.kept();
             int take = Math.max(0, Math.min(need, unit.attributedFree.size()));
+            unit.givenBack = unit.attributedFree.subList(0, take);
             for (int i = 0; i < unit.attributedFree.size(); i++) {
                 if (i < take) {
                     adds.add(new PlanStep.Add(key, unit.ref, unit.attributedFree.get(i)));
@@ -675,6 +695,11 @@ final class ModulePlanner {
                 reserved = Set.of();
             } else {
                 reserved = new LinkedHashSet<>(slot.unit.live != null ? slot.unit.waitingFor : slot.unit.reservation);
+                if (slot.unit.live != null) {
+                    // an add the leader has not written yet (it waits for a departed holder's nodes to go)
+                    // must not lose its slot: the next plan, without those nodes, would pool the PID
+                    reserved.addAll(slot.unit.givenBack);
+                }
             }
             next.add(new SlotState(slot.holder, slot.lastHolder, slot.vacantSince, slot.weight, reserved));
         }

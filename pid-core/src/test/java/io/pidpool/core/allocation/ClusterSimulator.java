@@ -34,13 +34,21 @@ final class ClusterSimulator {
         final InstanceRef ref;
         final long order;
         final int weight;
+        /** The instance the same process registered as before (a returning client); null: none. */
+        final InstanceId previous;
+
         final LinkedHashMap<String, PidState> nodes = new LinkedHashMap<>();
 
         Instance(ModuleKey module, InstanceRef ref, long order, int weight) {
+            this(module, ref, order, weight, null);
+        }
+
+        Instance(ModuleKey module, InstanceRef ref, long order, int weight, InstanceId previous) {
             this.module = module;
             this.ref = ref;
             this.order = order;
             this.weight = weight;
+            this.previous = previous;
         }
 
         /** PIDs the instance holds with an acknowledged ADDED/UPDATED node. */
@@ -133,6 +141,13 @@ final class ClusterSimulator {
         return ref;
     }
 
+    /** A process whose session was lost registers again, naming the instance it was. */
+    InstanceRef rejoin(ModuleKey module, InstanceRef was) {
+        var ref = new InstanceRef(InstanceId.of("i" + nextInstance++), nextSession++);
+        live.add(new Instance(module, ref, nextOrder++, 1, was.id()));
+        return ref;
+    }
+
     /** The process dies: its ephemeral node vanishes now, its nodes stay as they were. */
     void crash(InstanceRef ref) {
         Instance gone = instance(ref);
@@ -188,7 +203,7 @@ final class ClusterSimulator {
         for (ModuleKey key : servers.keySet()) {
             List<LiveInstance> liveOnes = live.stream()
                     .filter(i -> i.module.equals(key))
-                    .map(i -> new LiveInstance(i.ref.id(), i.ref.sessionId(), i.weight, i.order, i.nodes))
+                    .map(i -> new LiveInstance(i.ref.id(), i.ref.sessionId(), i.weight, i.order, i.nodes, i.previous))
                     .toList();
             List<DepartedInstance> departedOnes = departed.stream()
                     .filter(d -> d.module.equals(key))
@@ -275,8 +290,16 @@ final class ClusterSimulator {
         }
     }
 
+    /** When set, the next plan's adds are not applied (a leader that deferred them), then it clears. */
+    boolean dropAddsOnce;
+
     void apply(Plan plan) {
+        boolean dropAdds = dropAddsOnce;
+        dropAddsOnce = false;
         for (PlanStep step : plan.steps()) {
+            if (dropAdds && step instanceof PlanStep.Add) {
+                continue;
+            }
             if (step instanceof PlanStep.Delete delete) {
                 Instance target = liveInstance(delete.instance(), delete);
                 PidState current = target.nodes.get(delete.pid());

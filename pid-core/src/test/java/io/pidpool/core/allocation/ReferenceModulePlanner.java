@@ -65,6 +65,7 @@ final class ReferenceModulePlanner {
         long remainder;
         int target;
         List<String> waitingFor = List.of();
+        List<String> givenBack = List.of();
         List<String> reservation = List.of();
         int need;
 
@@ -339,6 +340,19 @@ final class ReferenceModulePlanner {
                 .thenComparing(s -> s.lastHolder == null)
                 .thenComparingLong(s -> now - s.vacantSince)
                 .thenComparingInt(s -> s.index));
+        for (LiveInstance instance : live) { // a returning process gets the vacant slot it held
+            if (instance.previous() == null || bound.contains(instance.ref())) {
+                continue;
+            }
+            for (WorkSlot slot : vacant) {
+                if (slot.lastHolder != null && slot.lastHolder.id().equals(instance.previous())) {
+                    slot.holder = instance.ref();
+                    bound.add(instance.ref());
+                    vacant.remove(slot);
+                    break;
+                }
+            }
+        }
         int next = 0;
         for (LiveInstance instance : live) {
             if (!bound.contains(instance.ref())) {
@@ -620,6 +634,7 @@ final class ReferenceModulePlanner {
         for (Unit unit : liveUnits) {
             int need = unit.target - unit.kept();
             int take = Math.max(0, Math.min(need, unit.attributedFree.size()));
+            unit.givenBack = unit.attributedFree.subList(0, take);
             for (int i = 0; i < unit.attributedFree.size(); i++) {
                 if (i < take) {
                     adds.add(new PlanStep.Add(key, unit.live.ref(), unit.attributedFree.get(i)));
@@ -647,6 +662,9 @@ final class ReferenceModulePlanner {
                 reserved = Set.of();
             } else {
                 reserved = new LinkedHashSet<>(slot.unit.live != null ? slot.unit.waitingFor : slot.unit.reservation);
+                if (slot.unit.live != null) {
+                    reserved.addAll(slot.unit.givenBack); // kept attributed until the adds show up
+                }
             }
             next.add(new SlotState(slot.holder, slot.lastHolder, slot.vacantSince, slot.weight, reserved));
         }

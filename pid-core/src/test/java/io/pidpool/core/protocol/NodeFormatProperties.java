@@ -240,6 +240,31 @@ class NodeFormatProperties {
     }
 
     @Test
+    void aReturningClientsNodeNamesItsPreviousInstanceAndKeepsItThroughTheHandshake() {
+        var first = InstanceNode.registering(2, "host-a", java.time.Duration.ofMillis(7_500));
+        assertThat(first.hasPreviousInstance()).isFalse();
+        assertThat(first.withPreviousInstance(null).encode()[1])
+                .as("a first registration stays version 2")
+                .isEqualTo((byte) 2);
+
+        var again = first.withPreviousInstance("app-1a2b");
+        assertThat(again.encode()[1]).isEqualTo((byte) 3);
+        var decoded = InstanceNode.decode(again.encode());
+        assertThat(decoded.previousInstance()).isEqualTo("app-1a2b");
+        assertThat(decoded.callbackDeadlineMillis()).isEqualTo(7_500);
+        var handshaken = InstanceNode.decode(
+                decoded.withPidsPath("/modules/a#b#c/app-9f-pids").encode());
+        assertThat(handshaken.previousInstance())
+                .as("the leader's write keeps it")
+                .isEqualTo("app-1a2b");
+        assertThat(handshaken.pidsPath()).isEqualTo("/modules/a#b#c/app-9f-pids");
+
+        assertThatThrownBy(() -> first.withPreviousInstance("x-pids"))
+                .isInstanceOf(PidPoolException.class)
+                .hasMessageContaining("instance");
+    }
+
+    @Test
     void notifySignalsRoundTripAndRejectJunk() {
         var signal = new NotifySignal(NotifySignal.Phase.DEALING, new io.pidpool.core.model.BatchId(77));
         assertThat(NotifySignal.decode(signal.encode())).isEqualTo(signal);

@@ -2,6 +2,8 @@ package io.pidpool.server.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.core.port.Repositories;
@@ -42,14 +44,20 @@ public final class Database implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Database.class);
 
-    private final HikariDataSource dataSource;
+    private final HikariDataSource pool;
+    /** The pool behind the health gate: what every adapter and component uses. */
+    private final DataSource dataSource;
+
+    private final DatabaseHealth health;
     private final Dialect dialect;
     private final JdbiSession session;
     /** The url without credentials, for messages. */
     private final String name;
 
-    private Database(HikariDataSource dataSource, Dialect dialect, String name) {
-        this.dataSource = dataSource;
+    private Database(HikariDataSource pool, DatabaseHealth health, Dialect dialect, String name) {
+        this.pool = pool;
+        this.health = health;
+        this.dataSource = new GatedDataSource(pool, health, name);
         this.dialect = dialect;
         this.name = name;
         Jdbi jdbi = Jdbi.create(dataSource);
@@ -83,7 +91,16 @@ public final class Database implements AutoCloseable {
             dataSource.close();
             throw e;
         }
-        return new Database(dataSource, dialect, config.redactedUrl());
+        HikariDataSource probePool;
+        try {
+            probePool = new HikariDataSource(probe(config, dialect));
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw unreachable(config, errors, e);
+        }
+        DatabaseHealth health = new DatabaseHealth(
+                probePool, config.redactedUrl(), DatabaseHealth.DEFAULT_INTERVAL, DatabaseHealth.DEFAULT_ANSWER_WITHIN);
+        return new Database(dataSource, health, dialect, config.redactedUrl());
     }
 
     /** The repositories over this database; stored timestamps come from {@code clock}. */
@@ -144,9 +161,25 @@ public final class Database implements AutoCloseable {
         return session;
     }
 
-    /** The pool, for components that keep their own tables in the same database. */
+    /**
+     * The pool, for components that keep their own tables in the same database; behind the health
+     * gate (a connection is refused at once while the database is known to be down).
+     */
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    /**
+     * HikariCP's own pool meters ({@code hikaricp_connections_*}) in {@code registry}: bound to the
+     * pool itself, since {@link #dataSource()} is the health gate in front of it.
+     */
+    public void bindMetrics(MeterRegistry registry) {
+        pool.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
+    }
+
+    /** Whether the database answers, from the background probe; never blocks. */
+    public DatabaseHealth health() {
+        return health;
     }
 
     /** Whether a connection can be had and answers; never throws. */
@@ -163,7 +196,8 @@ public final class Database implements AutoCloseable {
 
     @Override
     public void close() {
-        dataSource.close();
+        health.close();
+        pool.close();
     }
 
     private static HikariConfig hikari(DatabaseConfig config, Dialect dialect) {
@@ -175,7 +209,8 @@ public final class Database implements AutoCloseable {
         hikari.setMaximumPoolSize(config.maxPoolSize());
         hikari.setMinimumIdle(Math.min(2, config.maxPoolSize()));
         hikari.setConnectionTimeout(config.connectionTimeout().toMillis());
-        hikari.setValidationTimeout(Math.min(5_000, config.connectionTimeout().toMillis()));
+        // a borrowed idle connection is checked within this; a stalled database fails it fast
+        hikari.setValidationTimeout(Math.min(1_000, config.connectionTimeout().toMillis()));
         hikari.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         hikari.setAutoCommit(true);
         hikari.setInitializationFailTimeout(1); // fail fast at startup when the database is unreachable
@@ -186,6 +221,21 @@ public final class Database implements AutoCloseable {
             // keep "Failing row contains (...)" (row values) out of exception messages
             hikari.addDataSourceProperty("logServerErrorDetail", "false");
         }
+        return hikari;
+    }
+
+    /**
+     * The health probe's own pool: one connection, so that a busy main pool never looks like an
+     * outage; it may start empty (the probe then reports DOWN until the database answers).
+     */
+    private static HikariConfig probe(DatabaseConfig config, Dialect dialect) {
+        HikariConfig hikari = hikari(config, dialect);
+        hikari.setPoolName("pidpool-db-probe");
+        hikari.setMaximumPoolSize(1);
+        hikari.setMinimumIdle(1);
+        hikari.setConnectionTimeout(DatabaseHealth.DEFAULT_ANSWER_WITHIN.toMillis());
+        hikari.setValidationTimeout(500);
+        hikari.setInitializationFailTimeout(-1);
         return hikari;
     }
 

@@ -51,8 +51,21 @@ public interface PlacementPolicy {
     /**
      * @param registrationOrder the ephemeral node's czxid: older instances win ties
      * @param pids PID nodes of this instance (this session) with their states
+     * @param previous the instance the same process registered as before its session was lost (its
+     *     instance node says so); {@code null}: none
      */
-    record LiveInput(InstanceId id, long sessionId, int weight, long registrationOrder, Map<String, PidState> pids) {}
+    record LiveInput(
+            InstanceId id,
+            long sessionId,
+            int weight,
+            long registrationOrder,
+            Map<String, PidState> pids,
+            InstanceId previous) {
+        /** An instance that names no previous instance. */
+        LiveInput(InstanceId id, long sessionId, int weight, long registrationOrder, Map<String, PidState> pids) {
+            this(id, sessionId, weight, registrationOrder, pids, null);
+        }
+    }
 
     /**
      * @param departedAtNanos when the leader saw the ephemeral node go (leader's monotonic clock)

@@ -34,7 +34,8 @@ public final class PlannerPlacement implements PlacementPolicy {
         List<ModuleSnapshot> snapshots = new ArrayList<>(modules.size());
         for (ModuleInput module : modules) {
             List<LiveInstance> live = module.live().stream()
-                    .map(i -> new LiveInstance(i.id(), i.sessionId(), i.weight(), i.registrationOrder(), i.pids()))
+                    .map(i -> new LiveInstance(
+                            i.id(), i.sessionId(), i.weight(), i.registrationOrder(), i.pids(), i.previous()))
                     .toList();
             List<DepartedInstance> departed = module.departed().stream()
                     .map(d -> new DepartedInstance(d.id(), d.sessionId(), d.departedAtNanos(), d.pids(), d.released()))

@@ -924,7 +924,11 @@ final class Reconciler {
                             instance.sessionId(),
                             weight,
                             instance.entry().stat().czxid(),
-                            pids));
+                            pids,
+                            // a returning process names the instance it was: the planner gives it that slot
+                            instance.node() != null && instance.node().hasPreviousInstance()
+                                    ? InstanceId.of(instance.node().previousInstance())
+                                    : null));
                 }
                 for (InstanceKey key : holders()) {
                     if (!key.module().equals(module) || live(key) != null) {

@@ -24,11 +24,24 @@ final class HealthMonitor implements HealthCheck, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HealthMonitor.class);
 
     private final Map<String, Supplier<Component>> probes;
+    /** Components read on every report: each a lookup of a state kept current elsewhere, never blocking. */
+    private final Map<String, Supplier<Component>> live;
+
     private final AtomicReference<Report> last = new AtomicReference<>();
     private ScheduledExecutorService scheduler;
 
     HealthMonitor(Map<String, Supplier<Component>> probes) {
+        this(probes, Map.of());
+    }
+
+    /**
+     * @param live components whose supplier only reads a state another component keeps current (e.g.
+     *     the database's background probe): asked on every {@link #report()}, so {@code /health}
+     *     reflects them at once instead of up to one round late
+     */
+    HealthMonitor(Map<String, Supplier<Component>> probes, Map<String, Supplier<Component>> live) {
         this.probes = new LinkedHashMap<>(probes);
+        this.live = new LinkedHashMap<>(live);
         this.last.set(Report.of(Map.of()));
     }
 
@@ -75,7 +88,19 @@ final class HealthMonitor implements HealthCheck, AutoCloseable {
 
     @Override
     public Report report() {
-        return last.get();
+        Report report = last.get();
+        if (live.isEmpty()) {
+            return report;
+        }
+        Map<String, Component> components = new LinkedHashMap<>(report.components());
+        live.forEach((name, probe) -> {
+            try {
+                components.put(name, probe.get());
+            } catch (RuntimeException e) {
+                components.put(name, Component.down(e.getClass().getSimpleName() + ": " + e.getMessage()));
+            }
+        });
+        return Report.of(components);
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.pidpool.server.runtime;
 
-import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -23,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -66,13 +63,6 @@ final class ServerMetrics {
         JvmGcMetrics gc = new JvmGcMetrics();
         gc.bindTo(registry);
         return gc;
-    }
-
-    /** HikariCP's meters, when the pool is HikariCP's (it always is for {@code jdbc.Database}). */
-    static void bindDatabase(MeterRegistry registry, DataSource dataSource) {
-        if (dataSource instanceof HikariDataSource hikari) {
-            hikari.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
-        }
     }
 
     /**
