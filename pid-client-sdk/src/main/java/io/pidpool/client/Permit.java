@@ -1,6 +1,6 @@
 package io.pidpool.client;
 
-import io.pidpool.core.quota.QuotaMonth;
+import java.time.YearMonth;
 
 /**
  * The right to send {@code commands} commands with PID {@code pid}: deducted atomically from its
@@ -12,4 +12,4 @@ import io.pidpool.core.quota.QuotaMonth;
  * @param month the quota month the commands were deducted from
  * @param commands how many commands were deducted
  */
-public record Permit(String pid, String deductionId, QuotaMonth month, int commands) {}
+public record Permit(String pid, String deductionId, YearMonth month, int commands) {}

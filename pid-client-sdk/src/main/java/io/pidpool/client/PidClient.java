@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
 import org.redisson.api.RedissonClient;
 
 /**
@@ -542,11 +543,12 @@ public interface PidClient extends AutoCloseable {
         }
 
         /**
-         * The monotonic clock for the lease and the pause detector. Default: {@link System#nanoTime()}.
-         * Tests pass a manual ticker to simulate pauses.
+         * The monotonic nanosecond clock for the lease and the pause detector. Default: {@link
+         * System#nanoTime()}. Tests pass a manual one to simulate pauses.
          */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
+        public Builder ticker(LongSupplier nanoTime) {
+            requireNonNull(nanoTime, "ticker");
+            this.ticker = nanoTime::getAsLong;
             return this;
         }
 

@@ -1,7 +1,5 @@
 package io.pidpool.client;
 
-import io.pidpool.core.model.SealedSecret;
-
 /**
  * Decrypts a PID's password. PID nodes in ZooKeeper carry the password sealed (AES-GCM, docs/design.md §2
  * promise 6); the SDK opens it just before {@link PidListener#onAssigned} and never logs it.
@@ -15,6 +13,12 @@ import io.pidpool.core.model.SealedSecret;
  */
 @FunctionalInterface
 public interface SecretOpener {
-    /** The clear-text password sealed in {@code sealed}. */
-    String open(SealedSecret sealed);
+    /**
+     * The clear-text password sealed under the key {@code keyId}.
+     *
+     * @param keyId the id of the key it was sealed with (a cluster may hold several during a key
+     *     rotation)
+     * @param ciphertext what the key sealed: for the cluster's own keys, AES-GCM nonce, ciphertext and tag
+     */
+    String open(String keyId, byte[] ciphertext);
 }

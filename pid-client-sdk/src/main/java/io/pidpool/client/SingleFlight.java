@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 
 /**
@@ -169,9 +170,12 @@ public interface SingleFlight extends AutoCloseable {
             return this;
         }
 
-        /** ZooKeeper authentication and the ACL of new nodes (default none). */
-        public Builder zkAuth(ZkAuth zkAuth) {
-            this.zkAuth = requireNonNull(zkAuth, "zkAuth");
+        /**
+         * The cluster's ZooKeeper digest identity {@code user:password} (default none): the session
+         * authenticates with it and new nodes get the cluster's ACL. Never logged.
+         */
+        public Builder zookeeperAuth(String userColonPassword) {
+            this.zkAuth = ZkAuth.digest(userColonPassword);
             return this;
         }
 
@@ -203,9 +207,10 @@ public interface SingleFlight extends AutoCloseable {
             return this;
         }
 
-        /** Measures {@code maxWait}; default {@link Ticker#system()}. */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = requireNonNull(ticker, "ticker");
+        /** Measures {@code maxWait}: a nanosecond clock; default {@link System#nanoTime()}. */
+        public Builder ticker(LongSupplier nanoTime) {
+            requireNonNull(nanoTime, "ticker");
+            this.ticker = nanoTime::getAsLong;
             return this;
         }
 

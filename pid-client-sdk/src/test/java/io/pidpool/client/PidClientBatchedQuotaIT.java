@@ -214,7 +214,8 @@ class PidClientBatchedQuotaIT {
     private void assertExactly(PidClient client, Map<String, Long> limits, List<Permit> permits) {
         assertThat(commandsByPid(permits)).isEqualTo(limits);
         assertThat(permits).extracting(Permit::deductionId).doesNotHaveDuplicates();
-        assertThat(permits).allSatisfy(p -> assertThat(p.month()).isEqualTo(thisMonth()));
+        assertThat(permits)
+                .allSatisfy(p -> assertThat(p.month()).isEqualTo(thisMonth().value()));
         limits.forEach((pid, limit) -> assertThat(used(pid)).isEqualTo(limit));
         assertThat(client.tryAcquire(1)).isEmpty();
     }

@@ -26,7 +26,7 @@ class PidClientBuilderTest {
         return PidClient.builder()
                 .connectString("127.0.0.1:1")
                 .module("fin#risk#scorer")
-                .secretOpener(secret -> "x")
+                .secretOpener((keyId, ciphertext) -> "x")
                 .listener(NOOP);
     }
 

@@ -124,7 +124,7 @@ class PidClientConnectionIT extends PlatformSdkIT {
     @Test
     void aLongPauseRevokesAtOnceAndAFreshReplyTakesThePidsUpAgain() {
         ManualTicker ticker = new ManualTicker();
-        PidClient client = harness.start(harness.builder(listener).ticker(ticker));
+        PidClient client = harness.start(harness.builder(listener).ticker(ticker::read));
         FakeLeader.Instance instance = harness.handshake(client);
         harness.addAndAwait(instance, "p1", "p2");
         Registration before = client.registration().orElseThrow();

@@ -241,7 +241,8 @@ class PidClientQuotaIT {
 
         assertThat(commandsByPid(permits)).isEqualTo(limits);
         assertThat(permits).extracting(Permit::deductionId).doesNotHaveDuplicates();
-        assertThat(permits).allSatisfy(p -> assertThat(p.month()).isEqualTo(thisMonth()));
+        assertThat(permits)
+                .allSatisfy(p -> assertThat(p.month()).isEqualTo(thisMonth().value()));
         limits.forEach((pid, limit) -> assertThat(used(pid)).isEqualTo(limit));
         assertThat(client.tryAcquire(1)).isEmpty();
         assertThat(client.tryAcquire(3)).isEmpty();
@@ -342,7 +343,7 @@ class PidClientQuotaIT {
         ManualTicker ticker = new ManualTicker();
         RecordingListener listener = listener("A");
         PidClient client =
-                harness.start(harness.builder(listener).ticker(ticker).redisAddress(redisUrl));
+                harness.start(harness.builder(listener).ticker(ticker::read).redisAddress(redisUrl));
         assign(client, Map.of("p1", 1000L));
         assertThat(client.tryAcquire(1)).isPresent();
         long usedBefore = used("p1");

@@ -4,7 +4,9 @@ import io.pidpool.client.PidAccount;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.PidListener;
 import io.pidpool.client.Registration;
+import io.pidpool.client.SecretOpener;
 import io.pidpool.client.testing.TestSecrets;
+import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.it.platform.PlatformClient;
 import java.io.BufferedReader;
@@ -82,7 +84,7 @@ public final class ClientMain {
                     .closeTimeout(Duration.ofSeconds(10))
                     .secretOpener(
                             opts.containsKey("secretKey")
-                                    ? SecretSealer.fromSingleKey(opts.get("secretKey"))::open
+                                    ? sealerOpener(SecretSealer.fromSingleKey(opts.get("secretKey")))
                                     : TestSecrets.opener())
                     .listener(app.listener())
                     .build();
@@ -232,5 +234,9 @@ public final class ClientMain {
             throw new IllegalArgumentException("missing argument " + key + "=...");
         }
         return value;
+    }
+
+    private static SecretOpener sealerOpener(SecretSealer sealer) {
+        return (keyId, ciphertext) -> sealer.open(new SealedSecret(keyId, ciphertext));
     }
 }

@@ -273,7 +273,7 @@ public final class DefaultPidClient implements PidClient {
         curator.start();
         if (settings.hasQuota()) {
             try {
-                QuotaWiring q = QuotaWiring.open(settings, hold, prefix, host);
+                QuotaWiring q = QuotaWiring.open(settings, hold, prefix, host, curator);
                 q.observe(settings.observer());
                 q.ownedThreads().ifPresent(jvmExit::watch);
                 quota = q;

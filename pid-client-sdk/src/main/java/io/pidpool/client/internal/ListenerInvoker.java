@@ -114,7 +114,7 @@ final class ListenerInvoker {
 
     private PidAccount account(PidNode node) {
         PidNode.AccountPayload p = node.account();
-        String secret = opener.open(p.secret());
+        String secret = opener.open(p.secret().keyId(), p.secret().sealed());
         if (secret == null) {
             throw new IllegalStateException("the secret opener returned null");
         }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import org.apache.curator.framework.CuratorFramework;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The quota side of a {@link DefaultPidClient}: a Redisson client (built from {@code redisAddress}
  * with {@link StringCodec}, or the caller's), a {@link RedissonQuotaLedger}, Snowflake ids from a
- * worker slot on a Curator client of its own ({@link CuratorWorkerIdRegistry} + {@link
+ * worker slot on the client's own Curator session ({@link CuratorWorkerIdRegistry} + {@link
  * ClusterSnowflakeIds}) and a {@link PermitIssuer} whose {@link HeldPids} is the client's hold.
  *
  * <p>Life cycle: {@link #open} builds everything or nothing (a failure closes what was built). The
@@ -79,7 +80,8 @@ final class QuotaWiring {
      *
      * @throws PidPoolException {@code UNAVAILABLE} when Redis cannot be reached (nothing stays open)
      */
-    static QuotaWiring open(ClientSettings settings, HeldPids held, String prefix, String host) {
+    static QuotaWiring open(
+            ClientSettings settings, HeldPids held, String prefix, String host, CuratorFramework curator) {
         RedissonClient redisson = settings.redisson();
         boolean owns = redisson == null;
         RedissonQuotaLedger ledger = null;
@@ -99,12 +101,13 @@ final class QuotaWiring {
                     .clientId(clientId)
                     .ticker(settings.ticker())
                     .build();
+            // the worker slot lives on the client's own session: one ZooKeeper session (and one set of
+            // Curator threads) per client, and the slot is back whenever the registration is
             registry = CuratorWorkerIdRegistry.builder()
-                    .connectString(settings.connectString())
+                    .curator(curator)
                     .zkAuth(settings.zkAuth())
                     .cluster(settings.layout().cluster())
                     .host(host)
-                    .sessionTimeout(settings.sessionTimeout())
                     .operationTimeout(settings.startTimeout())
                     .build();
             ids = ClusterSnowflakeIds.builder().registry(registry).build();

@@ -19,8 +19,8 @@ public final class SealerSecretOpener implements SecretOpener {
     }
 
     @Override
-    public String open(SealedSecret sealed) {
-        return sealer.open(sealed);
+    public String open(String keyId, byte[] ciphertext) {
+        return sealer.open(new SealedSecret(keyId, ciphertext));
     }
 
     @Override

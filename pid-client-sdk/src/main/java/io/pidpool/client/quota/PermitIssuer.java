@@ -370,7 +370,8 @@ public final class PermitIssuer implements AutoCloseable {
     /** The permit for a granted deduction if the hold still stands, else {@code null}; never blocks. */
     Permit permitIfHeld(DeductRequest granted) {
         if (held.leaseValid() && held.heldPids().contains(granted.pid())) {
-            return new Permit(granted.pid(), granted.deductionId(), granted.month(), (int) granted.amount());
+            return new Permit(
+                    granted.pid(), granted.deductionId(), granted.month().value(), (int) granted.amount());
         }
         return null;
     }
@@ -378,8 +379,8 @@ public final class PermitIssuer implements AutoCloseable {
     /** Hands out a granted deduction if the hold still stands; voids it otherwise. */
     Optional<Permit> confirm(DeductRequest granted) {
         if (held.leaseValid() && held.heldPids().contains(granted.pid())) {
-            return Optional.of(
-                    new Permit(granted.pid(), granted.deductionId(), granted.month(), (int) granted.amount()));
+            return Optional.of(new Permit(
+                    granted.pid(), granted.deductionId(), granted.month().value(), (int) granted.amount()));
         }
         log.info(
                 "hold of PID {} ended while deduction {} was in flight: voiding it",
@@ -530,7 +531,7 @@ public final class PermitIssuer implements AutoCloseable {
     public RefundResult refund(Permit permit, String refundId, int n) {
         requireNonNull(permit, "permit");
         requireUserRefundId(refundId);
-        return ledger.refund(permit.pid(), permit.month(), permit.deductionId(), refundId, n);
+        return ledger.refund(permit.pid(), new QuotaMonth(permit.month()), permit.deductionId(), refundId, n);
     }
 
     private static void requireUserRefundId(String refundId) {

@@ -35,7 +35,7 @@ class FailedLogoutTest {
         }
     };
     final ListenerInvoker invoker =
-            new ListenerInvoker(failingLogout, s -> new String(s.sealed(), StandardCharsets.UTF_8));
+            new ListenerInvoker(failingLogout, (keyId, ciphertext) -> new String(ciphertext, StandardCharsets.UTF_8));
     final PidTracker tracker = new PidTracker();
     long zxid = 1000;
     int version;

@@ -23,8 +23,8 @@ class SealerSecretOpenerTest {
         SealerSecretOpener opener =
                 new SealerSecretOpener(SecretSealer.fromConfig("k2", Map.of("k1", KEY_1, "k2", KEY_2)));
 
-        assertThat(opener.open(server1.seal("pässwörd-1"))).isEqualTo("pässwörd-1");
-        assertThat(opener.open(server2.seal("pw-2"))).isEqualTo("pw-2");
+        assertThat(open(opener, server1.seal("pässwörd-1"))).isEqualTo("pässwörd-1");
+        assertThat(open(opener, server2.seal("pw-2"))).isEqualTo("pw-2");
         assertThat(opener.toString()).contains("k1", "k2").doesNotContain(KEY_1, KEY_2);
     }
 
@@ -36,16 +36,20 @@ class SealerSecretOpenerTest {
                 SecretSealer.fromConfig("k9", Map.of("k9", KEY_1)).seal("hunter2");
         SealerSecretOpener opener = new SealerSecretOpener(SecretSealer.fromConfig("k1", Map.of("k1", KEY_1)));
 
-        assertThatThrownBy(() -> opener.open(underOtherKey))
+        assertThatThrownBy(() -> open(opener, underOtherKey))
                 .isInstanceOfSatisfying(
                         PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
                 .hasMessageContaining("failed authentication under key 'k1'")
                 .hasMessageNotContaining("hunter2")
                 .hasMessageNotContaining(KEY_1)
                 .hasMessageNotContaining(KEY_2);
-        assertThatThrownBy(() -> opener.open(underUnknownId))
+        assertThatThrownBy(() -> open(opener, underUnknownId))
                 .isInstanceOfSatisfying(
                         PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND))
                 .hasMessageContaining("no key 'k9'");
+    }
+
+    private static String open(SealerSecretOpener opener, SealedSecret sealed) {
+        return opener.open(sealed.keyId(), sealed.sealed());
     }
 }

@@ -158,7 +158,7 @@ public final class SimClient {
                 callbackDeadlineNanos,
                 (pid, outcome) -> post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome))));
         this.zk = zooKeeper.client(name, proc, requestedTimeout);
-        this.invoker = new ListenerInvoker(new PlatformListener(), secret -> "pw");
+        this.invoker = new ListenerInvoker(new PlatformListener(), (keyId, ciphertext) -> "pw");
     }
 
     public SimZooKeeper.Client zk() {

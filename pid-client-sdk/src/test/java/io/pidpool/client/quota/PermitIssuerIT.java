@@ -121,7 +121,7 @@ class PermitIssuerIT {
                 permits.stream().collect(Collectors.groupingBy(Permit::pid, Collectors.summingLong(Permit::commands)));
         assertThat(granted).isEqualTo(QUOTAS);
         assertThat(permits).extracting(Permit::deductionId).doesNotHaveDuplicates();
-        assertThat(permits).allSatisfy(p -> assertThat(p.month()).isEqualTo(month));
+        assertThat(permits).allSatisfy(p -> assertThat(p.month()).isEqualTo(month.value()));
         QUOTAS.forEach((pid, quota) ->
                 assertThat(scenario.client(1).ledger().usage(pid, month).used()).isEqualTo(quota));
         for (Client c : scenario.clients()) {

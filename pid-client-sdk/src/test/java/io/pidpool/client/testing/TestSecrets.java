@@ -24,11 +24,10 @@ public final class TestSecrets {
 
     /** Opens what {@link #seal} sealed; refuses any other key id. */
     public static SecretOpener opener() {
-        return box -> {
-            if (!KEY_ID.equals(box.keyId())) {
-                throw new IllegalArgumentException("unknown key id " + box.keyId());
+        return (keyId, bytes) -> {
+            if (!KEY_ID.equals(keyId)) {
+                throw new IllegalArgumentException("unknown key id " + keyId);
             }
-            byte[] bytes = box.sealed();
             byte[] plain = new byte[bytes.length];
             for (int i = 0; i < bytes.length; i++) {
                 plain[i] = bytes[bytes.length - 1 - i];

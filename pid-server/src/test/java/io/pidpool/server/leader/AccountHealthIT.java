@@ -90,7 +90,7 @@ class AccountHealthIT {
                 .module(M.toString())
                 .instanceId(name)
                 .host("test-host")
-                .secretOpener(box -> new String(box.sealed(), StandardCharsets.UTF_8))
+                .secretOpener((keyId, ciphertext) -> new String(ciphertext, StandardCharsets.UTF_8))
                 .sessionTimeout(Duration.ofSeconds(4))
                 .listener(new PidListener() {
                     @Override

@@ -6,6 +6,7 @@ import io.pidpool.client.quota.RedissonQuotaLedger;
 import io.pidpool.client.quota.UsageEvent;
 import io.pidpool.client.quota.UsageEventLog;
 import io.pidpool.core.id.SnowflakeIds;
+import io.pidpool.core.quota.QuotaMonth;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -88,7 +89,7 @@ public final class QuotaScenario implements AutoCloseable {
         return clients.get(0)
                         .redisson()
                         .<String, String>getMap(
-                                ledger.keys().usage(permit.pid(), permit.month()),
+                                ledger.keys().usage(permit.pid(), new QuotaMonth(permit.month())),
                                 org.redisson.client.codec.StringCodec.INSTANCE)
                         .get("d:" + permit.deductionId())
                 != null;
