@@ -133,7 +133,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         this.random = b.random != null ? b.random : new SplittableRandom();
         this.operationTimeout = b.operationTimeout;
         this.nodes =
-                new SlotNodes(layout, owner, b.host != null ? b.host : SlotNodes.localHostName(), b.clock, b.zkAuth);
+                new SlotNodes(layout, owner, b.host != null ? b.host : ZkSessions.localHostName(), b.clock, b.zkAuth);
         this.slotsPath = nodes.slotsPath();
         int n = REGISTRIES.incrementAndGet();
         this.events = Executors.newSingleThreadExecutor(runnable -> {

@@ -1,12 +1,12 @@
 package io.pidpool.client.ids;
 
 import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.zk.ZkSessions;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.WorkerSlot;
 import io.pidpool.core.id.WorkerSlots;
 import io.pidpool.core.protocol.ZkLayout;
-import java.net.InetAddress;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -325,23 +325,11 @@ final class SlotNodes {
         return PidPoolException.unavailable(what + " failed: " + e, e);
     }
 
-    static String localHostName() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env.strip();
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return "localhost";
-        }
-    }
-
     /** {@code <host>-<pid>-<n>}: unique per registry in this JVM, readable for operators. */
 
     /** {@code <host>-<pid>-<n>}: unique per registry in this JVM, readable for operators. */
     static String defaultOwner(String host) {
-        String h = (host != null ? host : localHostName()).replaceAll("[^A-Za-z0-9_.-]", "-");
+        String h = (host != null ? host : ZkSessions.localHostName()).replaceAll("[^A-Za-z0-9_.-]", "-");
         if (h.length() > MAX_HOST_PREFIX) {
             h = h.substring(0, MAX_HOST_PREFIX);
         }

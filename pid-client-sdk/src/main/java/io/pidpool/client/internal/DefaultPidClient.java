@@ -4,13 +4,13 @@ import io.pidpool.client.Permit;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.Registration;
 import io.pidpool.client.quota.HeldPids;
+import io.pidpool.client.zk.ZkSessions;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -263,7 +263,7 @@ public final class DefaultPidClient implements PidClient {
             throw PidPoolException.illegalState("start() may be called once; the client is %s", state());
         }
         state = State.REGISTERING;
-        host = settings.host() != null ? settings.host() : localHostName();
+        host = settings.host() != null ? settings.host() : ZkSessions.localHostName();
         prefix = settings.instancePrefix() != null ? settings.instancePrefix() : prefixFrom(host);
         jvmExit = JvmExit.install("pidclient-" + prefix, this::close, settings.closeOnJvmExit());
         observe(o -> o.started(settings.module().toString(), gauges()));
@@ -1549,18 +1549,6 @@ public final class DefaultPidClient implements PidClient {
             thread.setDaemon(true);
             return thread;
         };
-    }
-
-    static String localHostName() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env.strip();
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return "localhost";
-        }
     }
 
     /** An instance-id prefix from a host name: allowed characters only, at most {@link #MAX_PREFIX}. */

@@ -2,9 +2,10 @@ package io.pidpool.client.zk;
 
 import static io.pidpool.core.error.Preconditions.requireArgument;
 
+import java.net.InetAddress;
 import java.time.Duration;
 
-/** Bounds shared by every builder that opens a ZooKeeper session of its own. */
+/** What every participant that opens a ZooKeeper session shares: bounds and its host's name. */
 public final class ZkSessions {
     private ZkSessions() {}
 
@@ -20,5 +21,21 @@ public final class ZkSessions {
                 "sessionTimeout must be within 100 ms..10 min, was %s",
                 timeout);
         return timeout;
+    }
+
+    /**
+     * The name written into this process's nodes for operators: {@code HOSTNAME} if set (containers
+     * set it), else the local host's name, else {@code localhost}.
+     */
+    public static String localHostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.strip();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "localhost";
+        }
     }
 }
