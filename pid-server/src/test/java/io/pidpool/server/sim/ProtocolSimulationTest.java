@@ -38,9 +38,11 @@ class ProtocolSimulationTest {
      * Seeds that found a defect when its fix was reverted (docs/simulation.md §7); they run on every
      * build: 18 revocations queued behind blocked logins, 54 and 496 a login longer than T + grace,
      * 165 and 818 a lost reply placing a PID twice, 27 and 43 a failed re-take-up stranding a PID;
-     * 52139 (the long run) a login queued under a lost session that started under the next one.
+     * 52139 (the long run) a login queued under a lost session that started under the next one;
+     * 8258, 32558, 35857 and 47064 (the long run) a call that could not start, answered after the
+     * resume it waited for.
      */
-    static final long[] REGRESSION_SEEDS = {18, 54, 496, 165, 818, 27, 43, 52139};
+    static final long[] REGRESSION_SEEDS = {18, 54, 496, 165, 818, 27, 43, 52139, 8258, 32558, 35857, 47064};
 
     private static Level before;
 
