@@ -17,6 +17,7 @@ import io.pidpool.core.sim.SimScheduler.Proc;
 import io.pidpool.core.sim.SimZooKeeper;
 import io.pidpool.core.sim.SimZooKeeper.Code;
 import io.pidpool.server.zk.FenceToken;
+import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.NodeStat;
 import io.pidpool.server.zk.WriteResult;
@@ -139,6 +140,17 @@ public final class SimLeader {
 
     public Epoch epoch() {
         return term == null ? Epoch.NONE : term.epoch();
+    }
+
+    /**
+     * Runs the term's batch poll now, as its timer thread would: a fault schedules it to be the first
+     * thing a paused leader does when it wakes, before its ZooKeeper client notices anything.
+     */
+    public void pollBatchesNow() {
+        Term t = term;
+        if (t != null) {
+            t.guarded(t::pollBatches);
+        }
     }
 
     /** (Re)starts the process: a fresh client, view and election. */
@@ -370,7 +382,7 @@ public final class SimLeader {
         private final List<SimScheduler.Event> timers = new ArrayList<>();
         private boolean settling;
         FenceToken token;
-        private SimFencedWriter writer;
+        private FencedWriter writer;
         private PlacementPolicy policy;
         private Duration grace;
         private boolean serving;
@@ -473,8 +485,8 @@ public final class SimLeader {
                 stepDown("election steps failed: " + e.getMessage());
                 return;
             }
-            writer = new SimFencedWriter(
-                    zk,
+            writer = new FencedWriter(
+                    new SimMultiOps(zk),
                     layout.epoch(),
                     token,
                     settings.maxOpsPerMulti(),
