@@ -364,8 +364,7 @@ class PidTrackerTest {
         assertThat(tracker.resume()).isEmpty(); // the call is still in flight
 
         // that resume is the one the call waited for: decide again at once, not after a resume to come
-        assertThat(only(tracker.onCallbackDone("p1", new Outcome.NotStarted())))
-                .isInstanceOf(Action.Assign.class);
+        assertThat(only(tracker.onCallbackDone("p1", new Outcome.NotStarted()))).isInstanceOf(Action.Assign.class);
     }
 
     @Test
