@@ -91,6 +91,7 @@ public final class SimCluster {
     final Map<String, Set<String>> pidPaths = new HashMap<>();
     final Map<String, Long> slowUntil = new HashMap<>();
     final long faultEnd;
+    final boolean deposedPolls;
     final long grace;
     /** The newest epoch whose leader has read the database (checker 5, database side). */
     private long loadedEpoch;
@@ -119,6 +120,15 @@ public final class SimCluster {
     };
 
     public SimCluster(long seed, Set<KnownDefect> knownOpen) {
+        this(seed, knownOpen, true);
+    }
+
+    /**
+     * @param deposedPolls whether the schedule may hold {@link #deposedLeaderPolls} (schedules found
+     *     before it existed replay without it, so that they stay the schedules that found them)
+     */
+    public SimCluster(long seed, Set<KnownDefect> knownOpen, boolean deposedPolls) {
+        this.deposedPolls = deposedPolls;
         this.sched = new SimScheduler(seed);
         this.knownOpen = knownOpen.isEmpty() ? EnumSet.noneOf(KnownDefect.class) : EnumSet.copyOf(knownOpen);
         this.zk = new SimZooKeeper(sched, 50 * MS);
@@ -176,7 +186,7 @@ public final class SimCluster {
         }
         // drawn apart from the main generator, so that adding it left every other schedule as it was
         SplittableRandom extra = new SplittableRandom(sched.seed() ^ 0x5DEECE66DL);
-        if (extra.nextDouble() < DEPOSED_POLL_CHANCE) {
+        if (deposedPolls && extra.nextDouble() < DEPOSED_POLL_CHANCE) {
             long latest = Math.max(1 * S, faultEnd - 3 * T);
             sched.at(1 * S + extra.nextLong(latest - 1 * S + 1), null, "fault", this::deposedLeaderPolls);
         }
