@@ -65,9 +65,6 @@ public final class SimLeader {
     }
 
     private static final long REJOIN_DELAY = Duration.ofSeconds(1).toNanos();
-    private static final long PASS_DEBOUNCE_NANOS = 5_000_000L;
-    private static final long PLACEMENT_INTERVAL_NANOS = 1_000_000_000L;
-    private static final long FULL_PASS_INTERVAL_NANOS = 1_000_000_000L;
     private static final int BATCHES_PER_ROUND = 16;
 
     private final SimScheduler sched;
@@ -388,15 +385,13 @@ public final class SimLeader {
         private boolean serving;
         private boolean suspended;
         private boolean closed;
-        private boolean passScheduled;
+        /** LeaderTerm's own pacing on virtual time; a pass costs no virtual time here. */
+        private final PassPacing pacing = new PassPacing(
+                (task, delay) -> sched.after(delay, proc, nodeId + " pass", task), () -> guarded(this::runPass));
+
         private boolean rescanRunning;
         private boolean rescanAgain;
         private boolean rescanRetry;
-        private boolean fullRequested = true;
-        private boolean placementRequested;
-        private long lastFullNanos;
-        private long lastPlacementNanos;
-        private long placedStructure = Long.MIN_VALUE;
         private boolean rowsLoaded;
 
         Epoch epoch() {
@@ -588,7 +583,7 @@ public final class SimLeader {
                 observer.databaseWrite("apply batch " + batch.id(), token.epoch());
                 observer.batchApplied(batch.id(), token.epoch(), applied.get().batch());
                 applied.get().changes().forEach(db::replay);
-                fullRequested = true;
+                pacing.requestFull();
                 sched.trace(
                         nodeId,
                         "applied batch " + batch.id() + " ("
@@ -600,13 +595,11 @@ public final class SimLeader {
             }
         }
 
-        /** LeaderTerm.requestPass (a pass costs no virtual time, so the debounce is the floor). */
+        /** LeaderTerm.requestPass. */
         void requestPass() {
-            if (closed || passScheduled) {
-                return;
+            if (!closed) {
+                pacing.request();
             }
-            passScheduled = true;
-            sched.after(PASS_DEBOUNCE_NANOS, proc, nodeId + " pass", () -> guarded(this::runPass));
         }
 
         void reload() {
@@ -618,14 +611,14 @@ public final class SimLeader {
             state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
             rowsLoaded = true;
             loadCooldowns();
-            fullRequested = true;
+            pacing.requestFull();
             runPass();
         }
 
         private void loadAccounts() {
             db.load(store.loadAccounts());
             loadCooldowns();
-            fullRequested = true;
+            pacing.requestFull();
         }
 
         private void loadRows() {
@@ -634,7 +627,7 @@ public final class SimLeader {
             }
             state.replay(new LeaderRecord.RowsLoaded(store.loadAssignments()));
             rowsLoaded = true;
-            fullRequested = true;
+            pacing.requestFull();
         }
 
         private void loadCooldowns() {
@@ -676,7 +669,7 @@ public final class SimLeader {
                 toEvents(nodes).forEach(view::replay);
                 view.pruneTombstones(Duration.ofMinutes(10));
                 state.replay(new LeaderRecord.ViewProven(number));
-                fullRequested = true;
+                pacing.requestFull();
             } else if (state.writesInDoubt() > 0 && !rescanAgain && !rescanRetry) {
                 rescanRetry = true; // LeaderTerm.retryRescan: writes in doubt wait for a rescan that succeeds
                 post1s(
@@ -695,22 +688,16 @@ public final class SimLeader {
 
         /** LeaderTerm.runPass, with every pass costing nothing. */
         void runPass() {
-            passScheduled = false;
+            pacing.started();
             if (!serving()) {
                 return;
             }
             long now = sched.now();
             Set<String> alertedBefore = state.alertKeys();
             Set<String> dirty = view.drainDirtyPids();
-            boolean full = fullRequested || now - lastFullNanos >= FULL_PASS_INTERVAL_NANOS;
-            boolean changed = placementRequested || view.structureVersion() != placedStructure;
-            boolean placement = full || changed || now - lastPlacementNanos >= PLACEMENT_INTERVAL_NANOS;
-            fullRequested = false;
-            if (placement) {
-                placementRequested = false;
-                placedStructure = view.structureVersion();
-                lastPlacementNanos = now;
-            }
+            PassPacing.Plan plan = pacing.plan(now, view.structureVersion());
+            boolean full = plan.full();
+            boolean placement = plan.placement();
             Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
             List<Intent> sent = new ArrayList<>();
             Reconciler.Decision decision;
@@ -734,9 +721,7 @@ public final class SimLeader {
                 }
                 writer.flush();
             }
-            if (full) {
-                lastFullNanos = now;
-            }
+            pacing.finished(plan, 0, 0);
             decision.alerts().forEach(a -> sched.trace(nodeId, "alert: " + a));
             alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(k -> {});
             try {
@@ -817,7 +802,7 @@ public final class SimLeader {
             if (error == null && intent.kind() == Intent.Kind.REVOKE) {
                 intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
             }
-            boolean placedBefore = view.structureVersion() == placedStructure;
+            boolean placedBefore = pacing.placedAt(view.structureVersion());
             if (error == null) {
                 for (WriteResult result : results) {
                     ZkWrite write = result.write();
@@ -838,7 +823,7 @@ public final class SimLeader {
                     return;
                 }
                 sched.trace(nodeId, intent + " failed: " + cause.getMessage());
-                placementRequested = true;
+                pacing.requestPlacement();
                 if (cause.code() == ErrorCode.UNAVAILABLE) {
                     rescan();
                 } else {
@@ -847,7 +832,7 @@ public final class SimLeader {
             }
             boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
             if (error == null && expected && placedBefore) {
-                placedStructure = view.structureVersion();
+                pacing.placed(view.structureVersion());
             }
             requestPass();
         }
@@ -884,7 +869,7 @@ public final class SimLeader {
                 if (intent.pid() != null) {
                     view.markDirty(intent.pid());
                 }
-                placementRequested = true;
+                pacing.requestPlacement();
                 requestPass();
             });
         }
@@ -927,6 +912,7 @@ public final class SimLeader {
             }
             closed = true;
             serving = false;
+            pacing.close();
             timers.forEach(SimScheduler.Event::cancel);
             view.trackChanges(false);
             if (writer != null) {
