@@ -15,7 +15,6 @@ import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
-import io.pidpool.server.zk.NodeStat;
 import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.WriteResult;
 import io.pidpool.server.zk.ZkSupport;
@@ -726,48 +725,19 @@ final class LeaderTerm {
             return;
         }
         PidPoolException failure = error == null ? null : unwrap(error);
-        // an unknown outcome (connection loss) keeps the intent in flight until a rescan that starts
-        // after now is replayed: the write may have landed, and the view does not know it
-        state.replay(LeaderRecord.outcome(intent, failure == null ? null : failure.code()));
-        if (intent.pid() != null) {
-            ctx.view().markDirty(intent.pid()); // a pass may have skipped it while the write was in flight
-        }
-        if (error == null && intent.kind() == Intent.Kind.REVOKE) {
-            intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
-        }
-        // the planner counted this add as in flight, and this live instance as ready: the add's node or
-        // the handshake's pids node appearing changes nothing for it
-        boolean placedBefore = pacing.placedAt(ctx.view().structureVersion());
-        if (error == null) {
-            for (WriteResult result : results) {
-                ZkWrite write = result.write();
-                if (write instanceof ZkWrite.Create create && result.stat() != null) {
-                    ctx.view().replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
-                } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
-                    ctx.view().replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
-                } else if (write instanceof ZkWrite.Delete delete) {
-                    Long czxid = intent.deletedCzxids().get(delete.path());
-                    if (czxid != null) {
-                        ctx.view().replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
-                    }
-                }
-            }
-        } else {
-            PidPoolException cause = failure;
-            if (cause.code() == ErrorCode.FENCED) {
+        switch (WriteSettlement.settle(intent, results, failure, state, ctx.view(), pacing)) {
+            case FENCED -> {
                 return; // the writer reports it once through the fenced listener
             }
-            log.debug("{} failed: {}", intent, cause.getMessage());
-            pacing.requestPlacement();
-            if (cause.code() == ErrorCode.UNAVAILABLE) {
+            case RESCAN -> {
+                log.debug("{} failed: {}", intent, failure.getMessage());
                 rescan(); // the outcome is unknown: re-read everything; the intent stays in doubt until then
-            } else {
+            }
+            case REFRESH -> {
+                log.debug("{} failed: {}", intent, failure.getMessage());
                 refresh(intent); // the view was wrong about these nodes: re-read just them
             }
-        }
-        boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
-        if (error == null && expected && placedBefore) {
-            pacing.placed(ctx.view().structureVersion());
+            case NONE -> {}
         }
         requestPass();
     }

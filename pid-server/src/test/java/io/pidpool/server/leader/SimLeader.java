@@ -784,55 +784,25 @@ public final class SimLeader {
             }
         }
 
-        /**
-         * Mirrors {@code LeaderTerm.settled(Intent, List<WriteResult>, Throwable)}: the bookkeeping
-         * takes the production rule {@link LeaderRecord#outcome} (an unknown outcome keeps the
-         * intent in doubt until a rescan started after it proves the view), then a rescan or a
-         * refresh of the failed paths, then a pass.
-         */
+        /** LeaderTerm.settled: the production {@link WriteSettlement}, then the reads it asks for, then a pass. */
         void settled(Intent intent, List<WriteResult> results, Throwable error) {
             if (closed) {
                 return;
             }
-            state.replay(LeaderRecord.outcome(
-                    intent, error == null ? null : unwrap(error).code()));
-            if (intent.pid() != null) {
-                view.markDirty(intent.pid());
-            }
-            if (error == null && intent.kind() == Intent.Kind.REVOKE) {
-                intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
-            }
-            boolean placedBefore = pacing.placedAt(view.structureVersion());
-            if (error == null) {
-                for (WriteResult result : results) {
-                    ZkWrite write = result.write();
-                    if (write instanceof ZkWrite.Create create && result.stat() != null) {
-                        view.replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
-                    } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
-                        view.replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
-                    } else if (write instanceof ZkWrite.Delete delete) {
-                        Long czxid = intent.deletedCzxids().get(delete.path());
-                        if (czxid != null) {
-                            view.replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
-                        }
-                    }
-                }
-            } else {
-                PidPoolException cause = unwrap(error);
-                if (cause.code() == ErrorCode.FENCED) {
+            PidPoolException failure = error == null ? null : unwrap(error);
+            switch (WriteSettlement.settle(intent, results, failure, state, view, pacing)) {
+                case FENCED -> {
                     return;
                 }
-                sched.trace(nodeId, intent + " failed: " + cause.getMessage());
-                pacing.requestPlacement();
-                if (cause.code() == ErrorCode.UNAVAILABLE) {
+                case RESCAN -> {
+                    sched.trace(nodeId, intent + " failed: " + failure.getMessage());
                     rescan();
-                } else {
+                }
+                case REFRESH -> {
+                    sched.trace(nodeId, intent + " failed: " + failure.getMessage());
                     refresh(intent);
                 }
-            }
-            boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
-            if (error == null && expected && placedBefore) {
-                pacing.placed(view.structureVersion());
+                case NONE -> {}
             }
             requestPass();
         }
