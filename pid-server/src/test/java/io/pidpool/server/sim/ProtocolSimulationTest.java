@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code -Dsim.seeds=N}: run N seeds (default 1000) from {@code -Dsim.first} (default 1);
  *   <li>{@code -Dsim.seed=S}: replay one schedule and print its trace;
  *   <li>{@code -Dsim.knownOpen=A,B}: the defects the schedule avoids (default {@link #KNOWN_OPEN});
- *       empty ({@code -Dsim.knownOpen=}) runs every fault.
+ *       empty ({@code -Dsim.knownOpen=}) runs every fault;
+ *   <li>{@code -Dsim.deposedPolls=false}: replay one schedule without the deposed-leader composite
+ *       ({@link SimCluster#deposedLeaderPolls}), as the regression seeds found before it run.
  * </ul>
  */
 class ProtocolSimulationTest {
