@@ -65,6 +65,9 @@ public final class SimCluster {
     static final long T = 3 * S;
     /** The clients' callback deadline D (the SDK's default is 5 s; here below T to keep schedules short). */
     static final long CALLBACK_DEADLINE = 2 * S;
+    /** The current revision of the schedule generator (see the constructor). */
+    static final int GENERATOR = 2;
+
     /** Share of schedules with {@link #deposedLeaderPolls}. */
     static final double DEPOSED_POLL_CHANCE = 0.3;
     /** Liveness: after the faults stop every ACTIVE PID is held within T + grace + this. */
@@ -91,7 +94,9 @@ public final class SimCluster {
     final Map<String, Set<String>> pidPaths = new HashMap<>();
     final Map<String, Long> slowUntil = new HashMap<>();
     final long faultEnd;
-    final boolean deposedPolls;
+    /** The generator's revision (see the constructor). */
+    final int generator;
+
     final long grace;
     /** The newest epoch whose leader has read the database (checker 5, database side). */
     private long loadedEpoch;
@@ -120,15 +125,17 @@ public final class SimCluster {
     };
 
     public SimCluster(long seed, Set<KnownDefect> knownOpen) {
-        this(seed, knownOpen, true);
+        this(seed, knownOpen, GENERATOR);
     }
 
     /**
-     * @param deposedPolls whether the schedule may hold {@link #deposedLeaderPolls} (schedules found
-     *     before it existed replay without it, so that they stay the schedules that found them)
+     * @param generator the revision of the schedule generator: a schedule found by an older one
+     *     replays with it, so that it stays the schedule that found its defect. 1: before the
+     *     deposed-leader composite; 2: {@link #deposedLeaderPolls}, and the platform recovers when the
+     *     faults stop ({@link #behaviour})
      */
-    public SimCluster(long seed, Set<KnownDefect> knownOpen, boolean deposedPolls) {
-        this.deposedPolls = deposedPolls;
+    public SimCluster(long seed, Set<KnownDefect> knownOpen, int generator) {
+        this.generator = generator;
         this.sched = new SimScheduler(seed);
         this.knownOpen = knownOpen.isEmpty() ? EnumSet.noneOf(KnownDefect.class) : EnumSet.copyOf(knownOpen);
         this.zk = new SimZooKeeper(sched, 50 * MS);
@@ -186,7 +193,7 @@ public final class SimCluster {
         }
         // drawn apart from the main generator, so that adding it left every other schedule as it was
         SplittableRandom extra = new SplittableRandom(sched.seed() ^ 0x5DEECE66DL);
-        if (deposedPolls && extra.nextDouble() < DEPOSED_POLL_CHANCE) {
+        if (generator >= 2 && extra.nextDouble() < DEPOSED_POLL_CHANCE) {
             long latest = Math.max(1 * S, faultEnd - 3 * T);
             sched.at(1 * S + extra.nextLong(latest - 1 * S + 1), null, "fault", this::deposedLeaderPolls);
         }
@@ -256,6 +263,18 @@ public final class SimCluster {
             @Override
             public long logoutNanos(String pid) {
                 return sched.between(1 * MS, 100 * MS);
+            }
+
+            @Override
+            public long startedNanos(long drawn) {
+                if (generator < 2) {
+                    return drawn;
+                }
+                // the platform recovers when the faults stop: a slow login still running returns then,
+                // one that starts later (it waited in the lane) is quick. Otherwise a login drawn at
+                // 6T just before the end, that ignores its interrupt, would keep a lane thread (and
+                // the calls behind it) busy past the liveness bound.
+                return Math.min(drawn, Math.max(0, faultEnd - sched.now()) + 50 * MS);
             }
         };
     }
