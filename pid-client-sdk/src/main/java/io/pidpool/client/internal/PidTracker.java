@@ -69,7 +69,8 @@ final class PidTracker {
         REVOKE
     }
 
-    private record InFlight(Kind kind, NodeView view) {}
+    /** {@code grants}: {@link #grants} when the call was decided. */
+    private record InFlight(Kind kind, NodeView view, long grants) {}
 
     private static final class Entry {
         final String pid;
@@ -120,6 +121,11 @@ final class PidTracker {
     private Epoch highestEpoch = Epoch.NONE;
     private boolean granting;
     private boolean closing;
+    /**
+     * Counts {@link #resume()} and {@link #resetSession}: both clear every deferral, but not that of a
+     * call still in flight, so its "did not start" is compared with the count it was decided under.
+     */
+    private long grants;
 
     long generation() {
         return generation;
@@ -144,6 +150,7 @@ final class PidTracker {
      */
     List<Action> resetSession(long newSessionId) {
         generation++;
+        grants++;
         sessionId = newSessionId;
         granting = false;
         List<Action> actions = new ArrayList<>();
@@ -174,6 +181,7 @@ final class PidTracker {
     /** Grant again (same session confirmed alive): act on every node, taking held PIDs up again. */
     List<Action> resume() {
         granting = true;
+        grants++;
         entries.values().forEach(e -> e.deferredMzxid = -1);
         return reconcileAll();
     }
@@ -262,14 +270,17 @@ final class PidTracker {
                 return revoke(e, o.reason());
             }
             if (o.account() != null) {
-                e.inFlight = new InFlight(Kind.REVOKE, e.latest);
+                e.inFlight = new InFlight(Kind.REVOKE, e.latest, grants);
                 return List.of(new Action.Revoke(e.pid, o.account(), o.reason()));
             }
         } else if (outcome instanceof Outcome.Revoked) {
             e.logoutFailed = null;
         } else if (outcome instanceof Outcome.RevokeFailed f) {
             e.logoutFailed = f.reason(); // the PID left `held` when the revocation was decided
-        } else if (outcome instanceof Outcome.NotStarted) {
+        } else if (outcome instanceof Outcome.NotStarted && done.grants() == grants) {
+            // wait for the next resume; if one came while the call was in flight (its thread found the
+            // lease invalid, then the state thread resumed before this outcome arrived), that resume
+            // is the one to act on: decide again now, or the PID waits for a resume that never comes
             e.deferredMzxid = done.view() == null ? -1 : done.view().mzxid();
         }
         return reconcile(e);
@@ -479,18 +490,18 @@ final class PidTracker {
     }
 
     private List<Action> assign(Entry e, NodeView v) {
-        e.inFlight = new InFlight(Kind.ASSIGN, v);
+        e.inFlight = new InFlight(Kind.ASSIGN, v, grants);
         return List.of(new Action.Assign(e.pid, v));
     }
 
     private List<Action> update(Entry e, NodeView v) {
-        e.inFlight = new InFlight(Kind.UPDATE, v);
+        e.inFlight = new InFlight(Kind.UPDATE, v, grants);
         return List.of(new Action.Update(e.pid, e.held, v));
     }
 
     private List<Action> revoke(Entry e, String why) {
         PidAccount account = e.held;
-        e.inFlight = new InFlight(Kind.REVOKE, e.latest);
+        e.inFlight = new InFlight(Kind.REVOKE, e.latest, grants);
         e.held = null;
         e.heldPayload = null;
         held.remove(e.pid);

@@ -340,6 +340,34 @@ class PidTrackerTest {
     }
 
     @Test
+    void aCallThatCouldNotStartWaitsForTheNextResume() {
+        hold("p1");
+        tracker.suspend();
+        tracker.onCallbackDone("p1", new Outcome.Revoked());
+        assertThat(only(tracker.resume())).isInstanceOf(Action.Assign.class);
+
+        // its thread found the lease invalid: nothing until granting is confirmed again
+        assertThat(tracker.onCallbackDone("p1", new Outcome.NotStarted())).isEmpty();
+        tracker.suspend();
+        assertThat(only(tracker.resume())).isInstanceOf(Action.Assign.class);
+    }
+
+    @Test
+    void aCallThatCouldNotStartIsDecidedAgainWhenAResumeCameWhileItWasInFlight() {
+        // a process pause: the take-up is decided, its thread wakes with the lease expired, then the
+        // state thread suspends and resumes (the session is alive) before the thread's answer arrives
+        hold("p1");
+        tracker.suspend();
+        tracker.onCallbackDone("p1", new Outcome.Revoked());
+        assertThat(only(tracker.resume())).isInstanceOf(Action.Assign.class);
+        assertThat(tracker.suspend()).isEmpty();
+        assertThat(tracker.resume()).isEmpty(); // the call is still in flight
+
+        // that resume is the one the call waited for: decide again at once, not after a resume to come
+        assertThat(only(tracker.onCallbackDone("p1", new Outcome.NotStarted()))).isInstanceOf(Action.Assign.class);
+    }
+
+    @Test
     void aFailedTakeUpIsReportedOnTheAddedNode() {
         hold("p1");
         tracker.suspend();

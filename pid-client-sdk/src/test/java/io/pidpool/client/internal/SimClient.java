@@ -46,6 +46,14 @@ public final class SimClient {
 
         /** How long {@code onRevoked} takes. */
         long logoutNanos(String pid);
+
+        /**
+         * How long a call that starts now takes, given the time drawn when it was decided (it may
+         * have waited in the lane while the platform recovered).
+         */
+        default long startedNanos(long drawn) {
+            return drawn;
+        }
     }
 
     private static final long REGISTER_RETRY = 500_000_000L;
@@ -145,7 +153,13 @@ public final class SimClient {
         this.behaviour = behaviour;
         this.callbackDeadlineNanos = callbackDeadlineNanos;
         this.callLane = new SimLane(
-                sched, proc, name, ListenerDispatch.DEFAULT_CALL_THREADS, callbackDeadlineNanos, this::callReturned);
+                        sched,
+                        proc,
+                        name,
+                        ListenerDispatch.DEFAULT_CALL_THREADS,
+                        callbackDeadlineNanos,
+                        this::callReturned)
+                .atStart(behaviour::startedNanos);
         this.revocationLane = new SimLane(
                 sched, proc, name, ListenerDispatch.REVOCATION_THREADS, callbackDeadlineNanos, (pid, o) -> {});
         this.callbacks = new ListenerDispatch(

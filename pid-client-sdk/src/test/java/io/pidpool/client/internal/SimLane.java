@@ -33,6 +33,7 @@ final class SimLane implements Executor {
     private final Deque<Queued> queue = new ArrayDeque<>();
     private long nextNanos;
     private int busy;
+    private java.util.function.LongUnaryOperator atStart = n -> n;
 
     /** @param returned sees a call's own outcome when its time is up, unless it was abandoned */
     SimLane(
@@ -48,6 +49,12 @@ final class SimLane implements Executor {
         this.name = name;
         this.threads = threads;
         this.returned = returned;
+    }
+
+    /** A call's time as it starts, from the time given with it ({@link #next}). */
+    SimLane atStart(java.util.function.LongUnaryOperator atStart) {
+        this.atStart = atStart;
+        return this;
     }
 
     /** The virtual time the next task handed to {@link #execute} takes. */
@@ -69,7 +76,7 @@ final class SimLane implements Executor {
             if (next.task() instanceof ListenerDispatch.Call call) {
                 Runnable cancel = call.begin(null);
                 Outcome outcome = call.body();
-                long nanos = next.nanos();
+                long nanos = atStart.applyAsLong(next.nanos());
                 if (nanos > deadlineNanos && sched.chance(0.8)) {
                     // most callbacks honour the interrupt sent at the deadline; the rest keep their thread
                     nanos = deadlineNanos + sched.between(0, 50_000_000L);

@@ -15,7 +15,6 @@ import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
-import io.pidpool.server.zk.NodeStat;
 import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.WriteResult;
 import io.pidpool.server.zk.ZkSupport;
@@ -59,31 +58,9 @@ import org.slf4j.LoggerFactory;
  */
 final class LeaderTerm {
     private static final Logger log = LoggerFactory.getLogger(LeaderTerm.class);
-    /**
-     * A burst of events is reconciled once, this long after its first event, or after as long as the
-     * last pass took if that was longer (so passes never take more than about half the leader's thread,
-     * and the events in between are coalesced).
-     */
-    private static final long PASS_DEBOUNCE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
     private static final int BATCHES_PER_ROUND = 16;
     private static final int NOTIFY_ATTEMPTS = 3;
     private static final Duration TOMBSTONE_AGE = Duration.ofMinutes(10);
-    /** While events flow, the placement runs at least this often even if nothing structural changed. */
-    private static final long PLACEMENT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * A placement after a structural change waits until this many times the last placement's cost has
-     * passed since it (nothing at 1,000 PIDs; at 100,000 a placement costs hundreds of milliseconds, and
-     * back-to-back placements would starve the events and acknowledgements in between).
-     */
-    private static final int PLACEMENT_COST_FACTOR = 3;
-    /**
-     * Costs below this do not slow anything down (the debounce and the placement spacing above count
-     * only what exceeds it), so a small cluster reacts at once: at 1,000 PIDs a pass takes a few ms.
-     */
-    private static final long FREE_COST_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    /** ... and a full pass at least this often, or 10 times its own cost, whichever is longer. */
-    private static final long FULL_PASS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The periodic database reload waits at least this many times its own cost. */
     private static final int RELOAD_COST_FACTOR = 20;
     /**
@@ -120,7 +97,9 @@ final class LeaderTerm {
     private boolean serving;
     private boolean suspended;
     private boolean closed;
-    private boolean passScheduled;
+    /** When passes run and what each covers (debounce, full passes, placement spacing by cost). */
+    private final PassPacing pacing;
+
     private boolean rescanRunning;
     private boolean rescanAgain;
     /** Whether a retry of a failed rescan is scheduled ({@link #retryRescan}). */
@@ -131,19 +110,8 @@ final class LeaderTerm {
     private long passes;
     private long fullPasses;
     private long placements;
-    /** Incremental passes (Reconciler.Scope): what the next one must cover. */
-    private boolean fullRequested = true;
-
-    private boolean placementRequested;
-    private long lastFullNanos;
-    private long lastFullCostNanos;
-    private long lastPlacementNanos;
-    private long placedStructure = Long.MIN_VALUE;
     private long lastLoadNanos;
     private long lastLoadCostNanos;
-    private long lastPassCostNanos;
-    private long lastPlacementCostNanos;
-    private boolean placementTimer;
     /** Whether the term started from the watcher's view (proven current) or scanned, and why. */
     private TreeWatcher.Proof viewProof;
     /** Where this term's accounts came from (for the log line of the term start). */
@@ -161,6 +129,9 @@ final class LeaderTerm {
         this.ctx = ctx;
         this.onFenced = onFenced;
         this.work = work;
+        this.pacing = new PassPacing(
+                (task, delay) -> ctx.serial().schedule(task, delay, TimeUnit.NANOSECONDS),
+                () -> guarded(this::runPass));
         this.reconciler = new Reconciler(ctx.layout(), ctx.settings(), ctx.clock());
         this.batches = new BatchApplier(
                 ctx.repositories(), ctx.batchHook(), ctx.quota().resetLog(), ctx.clock());
@@ -276,7 +247,7 @@ final class LeaderTerm {
                 }
                 provisionQuota(applied.get());
                 applied.get().changes().forEach(db::replay);
-                fullRequested = true; // the database view changed
+                pacing.requestFull(); // the database view changed
                 log.info(
                         "applied batch {} ({}): {}",
                         batch.id(),
@@ -437,13 +408,9 @@ final class LeaderTerm {
 
     /** Something changed (a watcher event, a write completed): reconcile soon, once for a burst. */
     void requestPass() {
-        if (closed || passScheduled) {
-            return;
+        if (!closed) {
+            pacing.request();
         }
-        passScheduled = true;
-        long delay = Math.max(
-                PASS_DEBOUNCE_NANOS, Math.min(lastPassCostNanos - FREE_COST_NANOS, TimeUnit.SECONDS.toNanos(1)));
-        ctx.serial().schedule(() -> guarded(this::runPass), delay, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -469,7 +436,7 @@ final class LeaderTerm {
                 log.debug("account change log not pruned: {}", e.getMessage());
             }
         }
-        fullRequested = true;
+        pacing.requestFull();
         runPass();
     }
 
@@ -482,7 +449,7 @@ final class LeaderTerm {
         loadCooldowns(); // stored end times: a new leader does not start them over
         lastLoadNanos = ctx.ticker().read();
         lastLoadCostNanos = lastLoadNanos - t0;
-        fullRequested = true;
+        pacing.requestFull();
     }
 
     /**
@@ -513,7 +480,7 @@ final class LeaderTerm {
         loadCooldowns();
         lastLoadNanos = ctx.ticker().read();
         lastLoadCostNanos = lastLoadNanos - t0;
-        fullRequested = true;
+        pacing.requestFull();
     }
 
     private void loadRows() {
@@ -522,7 +489,7 @@ final class LeaderTerm {
         }
         state.replay(new LeaderRecord.RowsLoaded(ctx.store().loadAssignments()));
         rowsLoaded = true;
-        fullRequested = true; // diff every row against the view
+        pacing.requestFull(); // diff every row against the view
     }
 
     /**
@@ -571,7 +538,7 @@ final class LeaderTerm {
                                 // the view is current as of this rescan's start: writes in doubt since
                                 // before it are settled (their nodes are in the view, or proven absent)
                                 state.replay(new LeaderRecord.ViewProven(number));
-                                fullRequested = true;
+                                pacing.requestFull();
                             }
                             if (rescanAgain) {
                                 rescanAgain = false;
@@ -599,7 +566,7 @@ final class LeaderTerm {
     }
 
     void runPass() {
-        passScheduled = false;
+        pacing.started();
         if (!serving()) {
             return;
         }
@@ -608,32 +575,11 @@ final class LeaderTerm {
         long work0 = work.read();
         java.util.Set<String> alertedBefore = state.alertKeys();
         Set<String> dirty = ctx.view().drainDirtyPids();
-        boolean full =
-                fullRequested || now - lastFullNanos >= Math.max(FULL_PASS_INTERVAL_NANOS, 10 * lastFullCostNanos);
-        boolean changed = placementRequested || ctx.view().structureVersion() != placedStructure;
-        long sincePlacement = now - lastPlacementNanos;
-        long placementDue =
-                lastPlacementNanos + PLACEMENT_COST_FACTOR * Math.max(0, lastPlacementCostNanos - FREE_COST_NANOS);
-        boolean placement = full
-                || (changed && now - placementDue >= 0)
-                || sincePlacement >= Math.max(PLACEMENT_INTERVAL_NANOS, 10 * lastPlacementCostNanos);
-        fullRequested = false;
+        PassPacing.Plan plan = pacing.plan(now, ctx.view().structureVersion());
+        boolean full = plan.full();
+        boolean placement = plan.placement();
         if (placement) {
             placements++;
-            placementRequested = false;
-            placedStructure = ctx.view().structureVersion();
-            lastPlacementNanos = now;
-        } else if (changed && !placementTimer) {
-            // an expensive placement (a big cluster) runs at most every few times its cost; come back then
-            placementTimer = true;
-            ctx.serial()
-                    .schedule(
-                            () -> {
-                                placementTimer = false;
-                                requestPass();
-                            },
-                            placementDue - now,
-                            TimeUnit.NANOSECONDS);
         }
         Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
         // Streamed: each intent goes to the writer as soon as the pass has decided it (a full multi-op
@@ -666,11 +612,6 @@ final class LeaderTerm {
         long decideCost = work.read() - work0;
         if (full) {
             fullPasses++;
-            lastFullNanos = now;
-            lastFullCostNanos = decideCost;
-        }
-        if (placement) {
-            lastPlacementCostNanos = decideCost;
         }
         decision.alerts().forEach(ctx.alerts()::alert);
         alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(ctx.alerts()::cleared);
@@ -684,7 +625,7 @@ final class LeaderTerm {
             // the rows and statuses are diffed again by the next pass
             log.warn("database update of this pass failed: {}", e.getMessage());
         }
-        lastPassCostNanos = work.read() - work0;
+        pacing.finished(plan, decideCost, work.read() - work0);
         if (log.isDebugEnabled()) {
             log.debug(
                     "pass {} ({}{}, {} dirty): decide {} ms, {} intents sent after {} ms, rows {} ms",
@@ -787,48 +728,19 @@ final class LeaderTerm {
             return;
         }
         PidPoolException failure = error == null ? null : unwrap(error);
-        // an unknown outcome (connection loss) keeps the intent in flight until a rescan that starts
-        // after now is replayed: the write may have landed, and the view does not know it
-        state.replay(LeaderRecord.outcome(intent, failure == null ? null : failure.code()));
-        if (intent.pid() != null) {
-            ctx.view().markDirty(intent.pid()); // a pass may have skipped it while the write was in flight
-        }
-        if (error == null && intent.kind() == Intent.Kind.REVOKE) {
-            intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
-        }
-        // the planner counted this add as in flight, and this live instance as ready: the add's node or
-        // the handshake's pids node appearing changes nothing for it
-        boolean placedBefore = ctx.view().structureVersion() == placedStructure;
-        if (error == null) {
-            for (WriteResult result : results) {
-                ZkWrite write = result.write();
-                if (write instanceof ZkWrite.Create create && result.stat() != null) {
-                    ctx.view().replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
-                } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
-                    ctx.view().replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
-                } else if (write instanceof ZkWrite.Delete delete) {
-                    Long czxid = intent.deletedCzxids().get(delete.path());
-                    if (czxid != null) {
-                        ctx.view().replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
-                    }
-                }
-            }
-        } else {
-            PidPoolException cause = failure;
-            if (cause.code() == ErrorCode.FENCED) {
+        switch (WriteSettlement.settle(intent, results, failure, state, ctx.view(), pacing)) {
+            case FENCED -> {
                 return; // the writer reports it once through the fenced listener
             }
-            log.debug("{} failed: {}", intent, cause.getMessage());
-            placementRequested = true;
-            if (cause.code() == ErrorCode.UNAVAILABLE) {
+            case RESCAN -> {
+                log.debug("{} failed: {}", intent, failure.getMessage());
                 rescan(); // the outcome is unknown: re-read everything; the intent stays in doubt until then
-            } else {
+            }
+            case REFRESH -> {
+                log.debug("{} failed: {}", intent, failure.getMessage());
                 refresh(intent); // the view was wrong about these nodes: re-read just them
             }
-        }
-        boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
-        if (error == null && expected && placedBefore) {
-            placedStructure = ctx.view().structureVersion();
+            case NONE -> {}
         }
         requestPass();
     }
@@ -861,7 +773,7 @@ final class LeaderTerm {
                             if (intent.pid() != null) {
                                 ctx.view().markDirty(intent.pid());
                             }
-                            placementRequested = true;
+                            pacing.requestPlacement();
                             requestPass();
                         },
                         ctx.serial());
@@ -914,6 +826,7 @@ final class LeaderTerm {
         }
         closed = true;
         serving = false;
+        pacing.close();
         timers.forEach(t -> t.cancel(false));
         ctx.view().trackChanges(false);
         ctx.quota().termEnded();

@@ -7,17 +7,11 @@ import io.pidpool.core.error.PidPoolException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.CreateOptions;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
@@ -50,6 +44,9 @@ import org.slf4j.LoggerFactory;
  *   <li>connection loss or timeout: every unit of the multi-op fails with {@link ErrorCode#UNAVAILABLE}:
  *       the outcome is unknown and the caller must re-read before deciding again.
  * </ul>
+ *
+ * <p>It talks to ZooKeeper through a {@link MultiOpSession} ({@link ZooKeeperMultiOps} in production),
+ * so that the protocol simulation drives this class itself.
  *
  * <p>Concurrency: thread-safe. {@code lock} guards the queue, the in-flight count and the state;
  * {@code sendOrder} makes taking a batch and handing it to ZooKeeper one step, so multi-ops leave in
@@ -103,8 +100,7 @@ public final class FencedWriter implements AutoCloseable {
 
     private record Completion(CompletableFuture<List<WriteResult>> future, List<WriteResult> value, Throwable error) {}
 
-    private final Supplier<ZooKeeper> zooKeeper;
-    private final String prefix;
+    private final MultiOpSession session;
     private final String epochPath;
     private final FenceToken token;
     private final int maxOpsPerMulti;
@@ -121,10 +117,6 @@ public final class FencedWriter implements AutoCloseable {
     private int inFlight;
     private State state = State.OPEN;
     private PidPoolException fencedBy;
-
-    private final List<ACL> acl;
-    /** One per create mode (immutable; built once instead of once per create). */
-    private final Map<CreateMode, CreateOptions> createOptions = new ConcurrentHashMap<>();
 
     private final AtomicLong multisSent = new AtomicLong();
     private final AtomicLong opsSent = new AtomicLong();
@@ -169,18 +161,30 @@ public final class FencedWriter implements AutoCloseable {
             int maxInFlight,
             List<ACL> acl,
             Consumer<PidPoolException> onFenced) {
+        this(new ZooKeeperMultiOps(zooKeeper, namespace, acl), epochPath, token, maxOpsPerMulti, maxInFlight, onFenced);
+    }
+
+    /**
+     * @param session the leader's ZooKeeper client
+     * @param epochPath the epoch node, relative to the namespace
+     * @param onFenced called once, from whichever thread detects it, when this term is fenced off
+     */
+    public FencedWriter(
+            MultiOpSession session,
+            String epochPath,
+            FenceToken token,
+            int maxOpsPerMulti,
+            int maxInFlight,
+            Consumer<PidPoolException> onFenced) {
         requireArgument(maxOpsPerMulti >= 2 && maxOpsPerMulti <= 1000, "maxOpsPerMulti", "must be within 2..1000");
         requireArgument(maxInFlight >= 1 && maxInFlight <= 64, "maxInFlight", "must be within 1..64");
-        this.zooKeeper = zooKeeper;
-        this.prefix = "/" + namespace;
+        this.session = session;
         this.epochPath = epochPath;
         this.token = token;
         this.maxOpsPerMulti = maxOpsPerMulti;
         this.maxBytesPerMulti = 512 * 1024;
         this.maxInFlight = maxInFlight;
         this.onFenced = onFenced;
-        // not List.copyOf: ZooKeeper's validateACL asks contains(null)
-        this.acl = java.util.Collections.unmodifiableList(new ArrayList<>(acl));
     }
 
     public FenceToken token() {
@@ -227,18 +231,18 @@ public final class FencedWriter implements AutoCloseable {
     private void sendQueued(List<Completion> completions) {
         while (true) {
             List<Unit> batch;
-            ZooKeeper zk;
             synchronized (lock) {
                 if (state != State.OPEN || queue.isEmpty() || inFlight >= maxInFlight) {
                     break;
                 }
+                long sessionId;
                 try {
-                    zk = zooKeeper.get();
+                    sessionId = session.sessionId();
                 } catch (RuntimeException e) {
                     failAllLocked(PidPoolException.unavailable("no ZooKeeper connection", e), completions);
                     break;
                 }
-                if (zk == null || zk.getSessionId() != token.sessionId()) {
+                if (sessionId != token.sessionId()) {
                     fenceLocked(
                             new PidPoolException(
                                     ErrorCode.FENCED,
@@ -250,7 +254,7 @@ public final class FencedWriter implements AutoCloseable {
                 batch = takeBatchLocked();
                 inFlight++;
             }
-            send(zk, batch);
+            send(batch);
         }
     }
 
@@ -277,40 +281,23 @@ public final class FencedWriter implements AutoCloseable {
         return batch;
     }
 
-    private void send(ZooKeeper zk, List<Unit> batch) {
-        List<Op> ops = new ArrayList<>();
-        ops.add(Op.check(prefix + epochPath, token.epochVersion()));
+    private void send(List<Unit> batch) {
+        List<ZkWrite> ops = new ArrayList<>();
+        ops.add(new ZkWrite.Check(epochPath, token.epochVersion()));
         for (Unit unit : batch) {
-            for (ZkWrite write : unit.writes()) {
-                ops.add(toOp(write));
-            }
+            ops.addAll(unit.writes());
         }
         multisSent.incrementAndGet();
         opsSent.addAndGet(ops.size());
         try {
-            zk.multi(ops, (rc, path, ctx, results) -> onResult(batch, rc, results), null);
+            session.multi(ops, (rc, results) -> onResult(batch, rc, results));
         } catch (RuntimeException e) {
             log.warn("fenced multi-op could not be sent", e);
             onResult(batch, Code.CONNECTIONLOSS.intValue(), null);
         }
     }
 
-    private Op toOp(ZkWrite write) {
-        String path = prefix + write.path();
-        if (write instanceof ZkWrite.Create c) {
-            return Op.create(
-                    path, c.data(), createOptions.computeIfAbsent(c.mode(), mode -> CreateOptions.newBuilder(acl, mode)
-                            .build()));
-        } else if (write instanceof ZkWrite.SetData s) {
-            return Op.setData(path, s.data(), s.version());
-        } else if (write instanceof ZkWrite.Delete d) {
-            return Op.delete(path, d.version());
-        } else {
-            return Op.check(path, ((ZkWrite.Check) write).version());
-        }
-    }
-
-    private void onResult(List<Unit> batch, int rc, List<OpResult> results) {
+    private void onResult(List<Unit> batch, int rc, List<MultiOpSession.OpOutcome> results) {
         List<Completion> completions = new ArrayList<>();
         synchronized (lock) {
             inFlight--;
@@ -320,13 +307,14 @@ public final class FencedWriter implements AutoCloseable {
                     List<WriteResult> unitResults =
                             new ArrayList<>(unit.writes().size());
                     for (ZkWrite write : unit.writes()) {
-                        unitResults.add(new WriteResult(write, statOf(results.get(index++))));
+                        unitResults.add(
+                                new WriteResult(write, results.get(index++).stat()));
                     }
                     completions.add(new Completion(unit.future(), unitResults, null));
                 }
             } else if (results != null && results.size() == countOps(batch) + 1) {
                 int failed = firstFailure(results);
-                int err = failed < 0 ? rc : ((OpResult.ErrorResult) results.get(failed)).getErr();
+                int err = failed < 0 ? rc : results.get(failed).code();
                 if (failed < 0) {
                     failUnitsLocked(batch, ZkErrors.translate(rc, "fenced multi-op"), completions);
                 } else if (failed == 0) {
@@ -378,11 +366,10 @@ public final class FencedWriter implements AutoCloseable {
         return batch.stream().mapToInt(u -> u.writes().size()).sum();
     }
 
-    private static int firstFailure(List<OpResult> results) {
+    private static int firstFailure(List<MultiOpSession.OpOutcome> results) {
         for (int i = 0; i < results.size(); i++) {
-            if (results.get(i) instanceof OpResult.ErrorResult error
-                    && error.getErr() != Code.OK.intValue()
-                    && error.getErr() != Code.RUNTIMEINCONSISTENCY.intValue()) {
+            int code = results.get(i).code();
+            if (code != Code.OK.intValue() && code != Code.RUNTIMEINCONSISTENCY.intValue()) {
                 return i;
             }
         }
@@ -409,16 +396,6 @@ public final class FencedWriter implements AutoCloseable {
             index += unit.writes().size();
         }
         throw new IllegalStateException("op " + opIndex + " is beyond the multi-op");
-    }
-
-    private static NodeStat statOf(OpResult result) {
-        if (result instanceof OpResult.CreateResult create && create.getStat() != null) {
-            return NodeStat.of(create.getStat());
-        }
-        if (result instanceof OpResult.SetDataResult set) {
-            return NodeStat.of(set.getStat());
-        }
-        return null;
     }
 
     private void requeueFrontLocked(List<Unit> units, List<Completion> completions) {

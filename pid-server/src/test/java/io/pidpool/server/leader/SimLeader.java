@@ -17,6 +17,7 @@ import io.pidpool.core.sim.SimScheduler.Proc;
 import io.pidpool.core.sim.SimZooKeeper;
 import io.pidpool.core.sim.SimZooKeeper.Code;
 import io.pidpool.server.zk.FenceToken;
+import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.NodeStat;
 import io.pidpool.server.zk.WriteResult;
@@ -64,9 +65,6 @@ public final class SimLeader {
     }
 
     private static final long REJOIN_DELAY = Duration.ofSeconds(1).toNanos();
-    private static final long PASS_DEBOUNCE_NANOS = 5_000_000L;
-    private static final long PLACEMENT_INTERVAL_NANOS = 1_000_000_000L;
-    private static final long FULL_PASS_INTERVAL_NANOS = 1_000_000_000L;
     private static final int BATCHES_PER_ROUND = 16;
 
     private final SimScheduler sched;
@@ -139,6 +137,17 @@ public final class SimLeader {
 
     public Epoch epoch() {
         return term == null ? Epoch.NONE : term.epoch();
+    }
+
+    /**
+     * Runs the term's batch poll now, as its timer thread would: a fault schedules it to be the first
+     * thing a paused leader does when it wakes, before its ZooKeeper client notices anything.
+     */
+    public void pollBatchesNow() {
+        Term t = term;
+        if (t != null) {
+            t.guarded(t::pollBatches);
+        }
     }
 
     /** (Re)starts the process: a fresh client, view and election. */
@@ -370,21 +379,19 @@ public final class SimLeader {
         private final List<SimScheduler.Event> timers = new ArrayList<>();
         private boolean settling;
         FenceToken token;
-        private SimFencedWriter writer;
+        private FencedWriter writer;
         private PlacementPolicy policy;
         private Duration grace;
         private boolean serving;
         private boolean suspended;
         private boolean closed;
-        private boolean passScheduled;
+        /** LeaderTerm's own pacing on virtual time; a pass costs no virtual time here. */
+        private final PassPacing pacing = new PassPacing(
+                (task, delay) -> sched.after(delay, proc, nodeId + " pass", task), () -> guarded(this::runPass));
+
         private boolean rescanRunning;
         private boolean rescanAgain;
         private boolean rescanRetry;
-        private boolean fullRequested = true;
-        private boolean placementRequested;
-        private long lastFullNanos;
-        private long lastPlacementNanos;
-        private long placedStructure = Long.MIN_VALUE;
         private boolean rowsLoaded;
 
         Epoch epoch() {
@@ -473,8 +480,8 @@ public final class SimLeader {
                 stepDown("election steps failed: " + e.getMessage());
                 return;
             }
-            writer = new SimFencedWriter(
-                    zk,
+            writer = new FencedWriter(
+                    new SimMultiOps(zk),
                     layout.epoch(),
                     token,
                     settings.maxOpsPerMulti(),
@@ -576,7 +583,7 @@ public final class SimLeader {
                 observer.databaseWrite("apply batch " + batch.id(), token.epoch());
                 observer.batchApplied(batch.id(), token.epoch(), applied.get().batch());
                 applied.get().changes().forEach(db::replay);
-                fullRequested = true;
+                pacing.requestFull();
                 sched.trace(
                         nodeId,
                         "applied batch " + batch.id() + " ("
@@ -588,13 +595,11 @@ public final class SimLeader {
             }
         }
 
-        /** LeaderTerm.requestPass (a pass costs no virtual time, so the debounce is the floor). */
+        /** LeaderTerm.requestPass. */
         void requestPass() {
-            if (closed || passScheduled) {
-                return;
+            if (!closed) {
+                pacing.request();
             }
-            passScheduled = true;
-            sched.after(PASS_DEBOUNCE_NANOS, proc, nodeId + " pass", () -> guarded(this::runPass));
         }
 
         void reload() {
@@ -606,14 +611,14 @@ public final class SimLeader {
             state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
             rowsLoaded = true;
             loadCooldowns();
-            fullRequested = true;
+            pacing.requestFull();
             runPass();
         }
 
         private void loadAccounts() {
             db.load(store.loadAccounts());
             loadCooldowns();
-            fullRequested = true;
+            pacing.requestFull();
         }
 
         private void loadRows() {
@@ -622,7 +627,7 @@ public final class SimLeader {
             }
             state.replay(new LeaderRecord.RowsLoaded(store.loadAssignments()));
             rowsLoaded = true;
-            fullRequested = true;
+            pacing.requestFull();
         }
 
         private void loadCooldowns() {
@@ -664,7 +669,7 @@ public final class SimLeader {
                 toEvents(nodes).forEach(view::replay);
                 view.pruneTombstones(Duration.ofMinutes(10));
                 state.replay(new LeaderRecord.ViewProven(number));
-                fullRequested = true;
+                pacing.requestFull();
             } else if (state.writesInDoubt() > 0 && !rescanAgain && !rescanRetry) {
                 rescanRetry = true; // LeaderTerm.retryRescan: writes in doubt wait for a rescan that succeeds
                 post1s(
@@ -683,22 +688,16 @@ public final class SimLeader {
 
         /** LeaderTerm.runPass, with every pass costing nothing. */
         void runPass() {
-            passScheduled = false;
+            pacing.started();
             if (!serving()) {
                 return;
             }
             long now = sched.now();
             Set<String> alertedBefore = state.alertKeys();
             Set<String> dirty = view.drainDirtyPids();
-            boolean full = fullRequested || now - lastFullNanos >= FULL_PASS_INTERVAL_NANOS;
-            boolean changed = placementRequested || view.structureVersion() != placedStructure;
-            boolean placement = full || changed || now - lastPlacementNanos >= PLACEMENT_INTERVAL_NANOS;
-            fullRequested = false;
-            if (placement) {
-                placementRequested = false;
-                placedStructure = view.structureVersion();
-                lastPlacementNanos = now;
-            }
+            PassPacing.Plan plan = pacing.plan(now, view.structureVersion());
+            boolean full = plan.full();
+            boolean placement = plan.placement();
             Reconciler.Scope scope = full ? Reconciler.Scope.FULL : new Reconciler.Scope(false, dirty, placement);
             List<Intent> sent = new ArrayList<>();
             Reconciler.Decision decision;
@@ -722,9 +721,7 @@ public final class SimLeader {
                 }
                 writer.flush();
             }
-            if (full) {
-                lastFullNanos = now;
-            }
+            pacing.finished(plan, 0, 0);
             decision.alerts().forEach(a -> sched.trace(nodeId, "alert: " + a));
             alertedBefore.stream().filter(key -> !state.alerted(key)).forEach(k -> {});
             try {
@@ -787,55 +784,25 @@ public final class SimLeader {
             }
         }
 
-        /**
-         * Mirrors {@code LeaderTerm.settled(Intent, List<WriteResult>, Throwable)}: the bookkeeping
-         * takes the production rule {@link LeaderRecord#outcome} (an unknown outcome keeps the
-         * intent in doubt until a rescan started after it proves the view), then a rescan or a
-         * refresh of the failed paths, then a pass.
-         */
+        /** LeaderTerm.settled: the production {@link WriteSettlement}, then the reads it asks for, then a pass. */
         void settled(Intent intent, List<WriteResult> results, Throwable error) {
             if (closed) {
                 return;
             }
-            state.replay(LeaderRecord.outcome(
-                    intent, error == null ? null : unwrap(error).code()));
-            if (intent.pid() != null) {
-                view.markDirty(intent.pid());
-            }
-            if (error == null && intent.kind() == Intent.Kind.REVOKE) {
-                intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
-            }
-            boolean placedBefore = view.structureVersion() == placedStructure;
-            if (error == null) {
-                for (WriteResult result : results) {
-                    ZkWrite write = result.write();
-                    if (write instanceof ZkWrite.Create create && result.stat() != null) {
-                        view.replay(new NodeEvent.Upsert(create.path(), create.data(), result.stat()));
-                    } else if (write instanceof ZkWrite.SetData set && result.stat() != null) {
-                        view.replay(new NodeEvent.Upsert(set.path(), set.data(), result.stat()));
-                    } else if (write instanceof ZkWrite.Delete delete) {
-                        Long czxid = intent.deletedCzxids().get(delete.path());
-                        if (czxid != null) {
-                            view.replay(new NodeEvent.Removed(delete.path(), new NodeStat(czxid, 0, 0, 0, 0, 0)));
-                        }
-                    }
-                }
-            } else {
-                PidPoolException cause = unwrap(error);
-                if (cause.code() == ErrorCode.FENCED) {
+            PidPoolException failure = error == null ? null : unwrap(error);
+            switch (WriteSettlement.settle(intent, results, failure, state, view, pacing)) {
+                case FENCED -> {
                     return;
                 }
-                sched.trace(nodeId, intent + " failed: " + cause.getMessage());
-                placementRequested = true;
-                if (cause.code() == ErrorCode.UNAVAILABLE) {
+                case RESCAN -> {
+                    sched.trace(nodeId, intent + " failed: " + failure.getMessage());
                     rescan();
-                } else {
+                }
+                case REFRESH -> {
+                    sched.trace(nodeId, intent + " failed: " + failure.getMessage());
                     refresh(intent);
                 }
-            }
-            boolean expected = intent.kind() == Intent.Kind.ADD || intent.kind() == Intent.Kind.HANDSHAKE;
-            if (error == null && expected && placedBefore) {
-                placedStructure = view.structureVersion();
+                case NONE -> {}
             }
             requestPass();
         }
@@ -872,7 +839,7 @@ public final class SimLeader {
                 if (intent.pid() != null) {
                     view.markDirty(intent.pid());
                 }
-                placementRequested = true;
+                pacing.requestPlacement();
                 requestPass();
             });
         }
@@ -915,6 +882,7 @@ public final class SimLeader {
             }
             closed = true;
             serving = false;
+            pacing.close();
             timers.forEach(SimScheduler.Event::cancel);
             view.trackChanges(false);
             if (writer != null) {

@@ -34,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -64,6 +65,11 @@ public final class SimCluster {
     static final long T = 3 * S;
     /** The clients' callback deadline D (the SDK's default is 5 s; here below T to keep schedules short). */
     static final long CALLBACK_DEADLINE = 2 * S;
+    /** The current revision of the schedule generator (see the constructor). */
+    static final int GENERATOR = 2;
+
+    /** Share of schedules with {@link #deposedLeaderPolls}. */
+    static final double DEPOSED_POLL_CHANCE = 0.3;
     /** Liveness: after the faults stop every ACTIVE PID is held within T + grace + this. */
     static final long BOUND_NANOS = 10 * S;
 
@@ -88,6 +94,9 @@ public final class SimCluster {
     final Map<String, Set<String>> pidPaths = new HashMap<>();
     final Map<String, Long> slowUntil = new HashMap<>();
     final long faultEnd;
+    /** The generator's revision (see the constructor). */
+    final int generator;
+
     final long grace;
     /** The newest epoch whose leader has read the database (checker 5, database side). */
     private long loadedEpoch;
@@ -116,6 +125,17 @@ public final class SimCluster {
     };
 
     public SimCluster(long seed, Set<KnownDefect> knownOpen) {
+        this(seed, knownOpen, GENERATOR);
+    }
+
+    /**
+     * @param generator the revision of the schedule generator: a schedule found by an older one
+     *     replays with it, so that it stays the schedule that found its defect. 1: before the
+     *     deposed-leader composite; 2: {@link #deposedLeaderPolls}, and the platform recovers when the
+     *     faults stop ({@link #behaviour})
+     */
+    public SimCluster(long seed, Set<KnownDefect> knownOpen, int generator) {
+        this.generator = generator;
         this.sched = new SimScheduler(seed);
         this.knownOpen = knownOpen.isEmpty() ? EnumSet.noneOf(KnownDefect.class) : EnumSet.copyOf(knownOpen);
         this.zk = new SimZooKeeper(sched, 50 * MS);
@@ -170,6 +190,12 @@ public final class SimCluster {
         for (int i = 0; i < faults; i++) {
             long at = sched.between(1 * S, faultEnd);
             sched.at(at, null, "fault", this::fault);
+        }
+        // drawn apart from the main generator, so that adding it left every other schedule as it was
+        SplittableRandom extra = new SplittableRandom(sched.seed() ^ 0x5DEECE66DL);
+        if (generator >= 2 && extra.nextDouble() < DEPOSED_POLL_CHANCE) {
+            long latest = Math.max(1 * S, faultEnd - 3 * T);
+            sched.at(1 * S + extra.nextLong(latest - 1 * S + 1), null, "fault", this::deposedLeaderPolls);
         }
         for (long t = faultEnd; t <= endTime(); t += 250 * MS) {
             sched.at(t, null, "liveness sample", this::sampleLiveness);
@@ -237,6 +263,18 @@ public final class SimCluster {
             @Override
             public long logoutNanos(String pid) {
                 return sched.between(1 * MS, 100 * MS);
+            }
+
+            @Override
+            public long startedNanos(long drawn) {
+                if (generator < 2) {
+                    return drawn;
+                }
+                // the platform recovers when the faults stop: a slow login still running returns then,
+                // one that starts later (it waited in the lane) is quick. Otherwise a login drawn at
+                // 6T just before the end, that ignores its interrupt, would keep a lane thread (and
+                // the calls behind it) busy past the liveness bound.
+                return Math.min(drawn, Math.max(0, faultEnd - sched.now()) + 50 * MS);
             }
         };
     }
@@ -419,6 +457,31 @@ public final class SimCluster {
     }
 
     /** An ADD while the leader's replies may be lost: the unknown-outcome path of the leader. */
+    /**
+     * A deposed leader's batch: the leader stops for 2T..3T (its session expires, a successor is elected
+     * and reads the database), a batch arrives shortly before it wakes, and the poll that fired during
+     * the pause runs first when it does, before its ZooKeeper client notices anything (threads race on
+     * waking; a poll may also have been inside its transaction). Only the database fence rejects it.
+     */
+    void deposedLeaderPolls() {
+        SimLeader leader =
+                leaders.stream().filter(SimLeader::serving).findFirst().orElse(null);
+        if (leader == null || !faulting()) {
+            return;
+        }
+        Proc p = procs.get(leader.nodeId());
+        long length = sched.between(2 * T, 3 * T);
+        sched.note("pause the leader " + leader.nodeId() + " for " + length / MS
+                + " ms; its batch poll runs first when it wakes");
+        sched.pause(p, sched.now() + length);
+        sched.after(0, p, leader.nodeId() + " batch poll (due during the pause)", leader::pollBatchesNow);
+        sched.after(
+                length - sched.between(1 * MS, 300 * MS),
+                null,
+                "batch for the deposed leader",
+                () -> submit(List.of(new SealedOperation.Add(A, specs(2)))));
+    }
+
     void addUnderLossyLeader() {
         SimLeader leader =
                 leaders.stream().filter(SimLeader::serving).findFirst().orElse(null);
@@ -586,7 +649,10 @@ public final class SimCluster {
         }
         if (touchesTree && session != 0 && isLeaderSession(session)) {
             SimZooKeeper.Op first = ops.get(0);
-            if (!(first instanceof SimZooKeeper.Check check) || !check.path().equals(LAYOUT.epoch())) {
+            // the check must pin a version: check(/epoch, -1) passes for any epoch, a deposed leader's too
+            if (!(first instanceof SimZooKeeper.Check check)
+                    || !check.path().equals(LAYOUT.epoch())
+                    || check.version() == -1) {
                 fail("5 fencing", "an unfenced leader write landed in the tree: " + ops);
             }
         }
