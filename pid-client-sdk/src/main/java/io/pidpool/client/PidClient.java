@@ -7,8 +7,8 @@ import io.pidpool.client.internal.ClientSettings;
 import io.pidpool.client.internal.DefaultPidClient;
 import io.pidpool.client.internal.RedisOptions;
 import io.pidpool.client.internal.SealerSecretOpener;
-import io.pidpool.client.zk.ZkAuth;
-import io.pidpool.client.zk.ZkSessions;
+import io.pidpool.client.internal.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkSessions;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
@@ -606,7 +606,7 @@ public interface PidClient extends AutoCloseable {
          */
         public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
             requireNonNull(registry, "meterRegistry");
-            this.observer = io.pidpool.client.metrics.PidClientMetrics.observer(registry);
+            this.observer = io.pidpool.client.internal.metrics.PidClientMetrics.observer(registry);
             return this;
         }
 

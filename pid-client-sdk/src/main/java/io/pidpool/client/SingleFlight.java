@@ -4,8 +4,8 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.client.internal.DefaultSingleFlight;
-import io.pidpool.client.zk.ZkAuth;
-import io.pidpool.client.zk.ZkSessions;
+import io.pidpool.client.internal.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkSessions;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;

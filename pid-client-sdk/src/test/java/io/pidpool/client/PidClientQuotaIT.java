@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.client.testing.BlackHoleProxy;
 import io.pidpool.client.testing.FakeLeader;
 import io.pidpool.client.testing.FakePlatform;
@@ -201,7 +201,7 @@ class PidClientQuotaIT {
     @Test
     void aHeldPidWithoutALimitInRedisIsReportedOncePerPid() throws Exception {
         ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger)
-                org.slf4j.LoggerFactory.getLogger(io.pidpool.client.quota.MissingLimits.class);
+                org.slf4j.LoggerFactory.getLogger(io.pidpool.client.internal.quota.MissingLimits.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
                 new ch.qos.logback.core.read.ListAppender<>();
         logs.start();

@@ -4,8 +4,8 @@ import static io.pidpool.client.testing.SdkHarness.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.client.testing.BlackHoleProxy;
 import io.pidpool.client.testing.FakePlatform;
 import io.pidpool.client.testing.RecordingListener;

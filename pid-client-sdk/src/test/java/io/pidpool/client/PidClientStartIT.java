@@ -3,7 +3,7 @@ package io.pidpool.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.client.testing.RecordingListener;
 import io.pidpool.client.testing.SdkHarness;
 import io.pidpool.client.testing.SdkIT;

@@ -1,8 +1,8 @@
 package io.pidpool.it.bench;
 
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.testing.RedisProcess;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.advice.UsageAssembly;
 import io.pidpool.core.advice.UsageAssembly.ModuleFacts;
 import io.pidpool.core.advice.UsageAssembly.PidFacts;

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pidpool.client.PidAccount;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.PidListener;
-import io.pidpool.client.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
 import io.pidpool.client.testing.TestZooKeeper;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.secret.SecretSealer;

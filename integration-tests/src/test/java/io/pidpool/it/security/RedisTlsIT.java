@@ -3,7 +3,7 @@ package io.pidpool.it.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
 import io.pidpool.client.testing.TestZooKeeper;
 import io.pidpool.server.http.HealthCheck;
 import io.pidpool.server.runtime.PidServer;

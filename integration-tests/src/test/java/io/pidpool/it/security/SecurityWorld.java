@@ -8,7 +8,7 @@ import ch.qos.logback.classic.filter.ThresholdFilter;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.FileAppender;
-import io.pidpool.client.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.config.ConfigLoader;
 import io.pidpool.server.config.ServerConfig;

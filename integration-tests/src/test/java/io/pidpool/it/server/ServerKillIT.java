@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.it.client.ClientProcess;
 import io.pidpool.it.platform.PlatformLedger;
 import io.pidpool.it.platform.PlatformServer;

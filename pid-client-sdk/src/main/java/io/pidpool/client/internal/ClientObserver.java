@@ -2,7 +2,7 @@ package io.pidpool.client.internal;
 
 /**
  * What a {@link DefaultPidClient} reports about itself as it runs, for metrics ({@code
- * io.pidpool.client.metrics}). Every method is called on the thread where the event happens (state,
+ * io.pidpool.client.internal.metrics}). Every method is called on the thread where the event happens (state,
  * callback, revocation or caller threads), so implementations must be thread-safe, must not block
  * and must not throw (a throwing observer is logged and ignored by the caller). Public only because
  * the builder and the binder live in other packages; not an API.

@@ -2,7 +2,7 @@ package io.pidpool.client.internal;
 
 import io.pidpool.client.PidListener;
 import io.pidpool.client.SecretOpener;
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;

@@ -5,7 +5,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
 import io.pidpool.client.SingleFlight;
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;

@@ -1,12 +1,12 @@
 package io.pidpool.client.internal;
 
 import io.pidpool.client.Permit;
-import io.pidpool.client.ids.ClusterSnowflakeIds;
-import io.pidpool.client.ids.CuratorWorkerIdRegistry;
-import io.pidpool.client.quota.HeldPids;
-import io.pidpool.client.quota.MissingLimits;
-import io.pidpool.client.quota.PermitIssuer;
-import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.ids.ClusterSnowflakeIds;
+import io.pidpool.client.internal.ids.CuratorWorkerIdRegistry;
+import io.pidpool.client.internal.quota.HeldPids;
+import io.pidpool.client.internal.quota.MissingLimits;
+import io.pidpool.client.internal.quota.PermitIssuer;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.quota.MonthLedger;
 import io.pidpool.core.quota.RefundResult;

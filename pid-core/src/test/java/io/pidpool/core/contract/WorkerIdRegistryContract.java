@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What every {@link WorkerIdRegistry} promises (the {@code /worker-ids/<n>} slots). Run by
  * the in-memory fake in pid-core ({@code InMemoryWorkerIdRegistryTest}) and by the ZooKeeper adapter
- * on a real ZooKeeper ({@code io.pidpool.client.ids.CuratorWorkerIdRegistryIT} in pid-client-sdk).
+ * on a real ZooKeeper ({@code io.pidpool.client.internal.ids.CuratorWorkerIdRegistryIT} in pid-client-sdk).
  *
  * <p>All participants made by {@link #newParticipant} within one test share one namespace (one
  * {@code /worker-ids} directory), and every test starts from an empty one.

@@ -15,7 +15,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
 import io.pidpool.server.config.ConfigException.Problem;

@@ -4,7 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;

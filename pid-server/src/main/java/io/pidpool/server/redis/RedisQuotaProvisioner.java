@@ -3,8 +3,8 @@ package io.pidpool.server.redis;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.Names;

@@ -3,7 +3,7 @@ package io.pidpool.server.redis;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.client.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.QuotaKeys;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.quota.QuotaMonth;
 import java.io.IOException;

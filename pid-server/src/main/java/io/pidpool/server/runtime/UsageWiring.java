@@ -1,6 +1,6 @@
 package io.pidpool.server.runtime;
 
-import io.pidpool.client.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.QuotaKeys;
 import io.pidpool.core.advice.Alert;
 import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.quota.MonthlyWindow;

@@ -3,10 +3,10 @@ package io.pidpool.server.usage;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.client.quota.ClientSequenceTracker;
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.UsageEvent;
-import io.pidpool.client.quota.UsageEventLog;
+import io.pidpool.client.internal.quota.ClientSequenceTracker;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.UsageEvent;
+import io.pidpool.client.internal.quota.UsageEventLog;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;

@@ -2,8 +2,8 @@ package io.pidpool.server.usage;
 
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.DeductionBalance;
 import io.pidpool.core.port.UsageLedger;

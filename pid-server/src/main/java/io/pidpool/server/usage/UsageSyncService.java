@@ -3,8 +3,8 @@ package io.pidpool.server.usage;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.UsageEventLog;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.UsageEventLog;
 import io.pidpool.core.advice.Alert;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.UsageLedger;

@@ -3,7 +3,7 @@ package io.pidpool.server.advice;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.advice.AlertState;
 import io.pidpool.core.advice.StoredAlert;
 import io.pidpool.core.advice.UsageProjector;

@@ -7,9 +7,9 @@ import static io.pidpool.server.leader.QuotaProvisioningIT.thisMonth;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisProcess;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.port.QuotaResetLog;

@@ -2,9 +2,9 @@ package io.pidpool.server.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisProcess;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.quota.QuotaMonth;
 import java.time.Duration;
 import java.time.YearMonth;

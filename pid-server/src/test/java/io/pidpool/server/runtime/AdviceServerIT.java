@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.QuotaMonth;
 import io.pidpool.server.ItSupport;

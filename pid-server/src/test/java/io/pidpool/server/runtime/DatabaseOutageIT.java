@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.client.testing.BlackHoleProxy;
 import io.pidpool.server.ItSupport;
 import io.pidpool.server.config.ConfigLoader;

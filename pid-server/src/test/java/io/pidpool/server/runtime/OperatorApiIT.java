@@ -4,7 +4,7 @@ import static io.pidpool.server.ItSupport.JSON;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.PidAccount;
 import io.pidpool.core.port.AuditEntry;

@@ -1,9 +1,9 @@
 package io.pidpool.server.usage;
 
-import io.pidpool.client.quota.QuotaKeys;
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.UsageEventLog;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.QuotaKeys;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.UsageEventLog;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.port.UsageLedger;
 import io.pidpool.core.quota.QuotaMonth;
 import io.pidpool.server.jdbc.Database;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.pidpool.client.quota.DeductRequest;
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.UsageEvent;
-import io.pidpool.client.quota.UsageEventLog;
-import io.pidpool.client.quota.testing.RedisSupport;
+import io.pidpool.client.internal.quota.DeductRequest;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.UsageEvent;
+import io.pidpool.client.internal.quota.UsageEventLog;
+import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.advice.Alert;
 import io.pidpool.core.advice.AlertKind;
 import io.pidpool.core.advice.Severity;

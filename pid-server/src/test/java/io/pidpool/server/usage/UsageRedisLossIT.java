@@ -5,8 +5,8 @@ import static io.pidpool.server.usage.UsageLedgerSyncIT.pids;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pidpool.client.quota.RedissonQuotaLedger;
-import io.pidpool.client.quota.testing.RedisProcess;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.testing.RedisProcess;
 import io.pidpool.core.ring.ConsistentHashRing;
 import io.pidpool.worker.ring.StaticRingMembership;
 import io.pidpool.worker.runtime.WorkerConfig;

@@ -1,7 +1,7 @@
 package io.pidpool.server.usage;
 
-import io.pidpool.client.quota.DeductRequest;
-import io.pidpool.client.quota.RedissonQuotaLedger;
+import io.pidpool.client.internal.quota.DeductRequest;
+import io.pidpool.client.internal.quota.RedissonQuotaLedger;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.QuotaMonth;
 import io.pidpool.core.quota.RefundResult;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package io.pidpool.worker.runtime;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;

@@ -3,7 +3,7 @@ package io.pidpool.worker.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pidpool.client.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.PidPoolException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -1,0 +1,41 @@
+package io.pidpool.client.internal.zk;
+
+import static io.pidpool.core.error.Preconditions.requireArgument;
+
+import java.net.InetAddress;
+import java.time.Duration;
+
+/** What every participant that opens a ZooKeeper session shares: bounds and its host's name. */
+public final class ZkSessions {
+    private ZkSessions() {}
+
+    /**
+     * {@code timeout} if it is a session timeout worth asking ZooKeeper for (100 ms .. 10 min).
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code INVALID_ARGUMENT} ({@code sessionTimeout})
+     */
+    public static Duration requireSessionTimeout(Duration timeout) {
+        requireArgument(
+                timeout != null && timeout.toMillis() >= 100 && timeout.toMillis() <= 600_000,
+                "sessionTimeout",
+                "sessionTimeout must be within 100 ms..10 min, was %s",
+                timeout);
+        return timeout;
+    }
+
+    /**
+     * The name written into this process's nodes for operators: {@code HOSTNAME} if set (containers
+     * set it), else the local host's name, else {@code localhost}.
+     */
+    public static String localHostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.strip();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "localhost";
+        }
+    }
+}
