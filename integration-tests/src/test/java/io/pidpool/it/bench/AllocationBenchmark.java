@@ -4,17 +4,17 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.it.zk.ZooKeepers;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.testing.TestCluster;
 import io.pidpool.server.zk.FencedWriter;
 import java.lang.management.ManagementFactory;
@@ -51,7 +51,7 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 /**
- * Allocation with the real leader ({@link PidPoolNode} on a loopback curator-test ZooKeeper and H2
+ * Allocation with the real leader ({@link ClusterMember} on a loopback curator-test ZooKeeper and H2
  * through the real Jdbi adapters) and lightweight simulated SDK instances ({@link SimInstance}: one
  * raw ZooKeeper session each, asynchronous reads and acknowledgements on the client's event thread).
  *
@@ -170,7 +170,7 @@ public final class AllocationBenchmark {
         try (Database database = Database.open("jdbc:h2:mem:" + dbName + ";DB_CLOSE_DELAY=-1", "sa", "")) {
             Repositories repositories = database.repositories(Clock.systemUTC());
             repositories.modules().put(ModuleConfig.of(MODULE, Math.min(instances, ModuleConfig.MAX_SERVERS)));
-            List<PidAccount> accounts = new ArrayList<>();
+            List<PidRecord> accounts = new ArrayList<>();
             for (int i = 0; i < pids; i++) {
                 accounts.add(account("p" + name + "-" + i));
                 if (accounts.size() == 5_000 || i == pids - 1) {
@@ -183,7 +183,7 @@ public final class AllocationBenchmark {
 
             var tracker = new Tracker();
             boolean instancesFirst = opts.get("instancesFirst") > 0 && !name.equals("warmup");
-            PidPoolNode leader = instancesFirst ? null : startNode("leader-" + name, repositories);
+            ClusterMember leader = instancesFirst ? null : startNode("leader-" + name, repositories);
             if (leader != null) {
                 awaitTrue("leadership", 30, leader::isLeader);
             }
@@ -251,7 +251,7 @@ public final class AllocationBenchmark {
             if (scaleOut > 0 && all) {
                 scaleOut(name, pids, scaleOut, sims, tracker, leader);
             }
-            PidPoolNode follower = null;
+            ClusterMember follower = null;
             if (failover && all) {
                 follower = failover(name, pids, sims, tracker, leader, repositories);
             }
@@ -298,7 +298,8 @@ public final class AllocationBenchmark {
         }
     }
 
-    private void scaleOut(String name, int pids, int extra, List<SimInstance> sims, Tracker tracker, PidPoolNode leader)
+    private void scaleOut(
+            String name, int pids, int extra, List<SimInstance> sims, Tracker tracker, ClusterMember leader)
             throws Exception {
         List<Integer> counts = new ArrayList<>();
         sims.forEach(s -> counts.add(s.held.size()));
@@ -333,10 +334,10 @@ public final class AllocationBenchmark {
                 w1[1] - w0[1]);
     }
 
-    private PidPoolNode failover(
-            String name, int pids, List<SimInstance> sims, Tracker tracker, PidPoolNode leader, Repositories repos)
+    private ClusterMember failover(
+            String name, int pids, List<SimInstance> sims, Tracker tracker, ClusterMember leader, Repositories repos)
             throws Exception {
-        PidPoolNode follower = startNode("follower-" + name, repos);
+        ClusterMember follower = startNode("follower-" + name, repos);
         awaitTrue(
                 "follower view", 60, () -> follower.pids(MODULE, PidState.ADDED).size() == pids);
         long deletes0 = tracker.deletingAcks.get();
@@ -759,14 +760,14 @@ public final class AllocationBenchmark {
 
     // ------------------------------------------------------------------ plumbing
 
-    private PidPoolNode startNode(String nodeId, Repositories repositories) {
+    private ClusterMember startNode(String nodeId, Repositories repositories) {
         LeaderSettings settings = LeaderSettings.defaults().withGrace(Duration.ofMillis(1_200));
         int delayMs = opts.get("rebalanceDelayMs");
         if (delayMs >= 0) {
             settings = settings.withRebalanceDelay(Duration.ofMillis(delayMs));
         }
         AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
-        PidPoolNode node = PidPoolNode.builder()
+        ClusterMember node = ClusterMember.builder()
                 .nodeId(nodeId)
                 .connectString(server.getConnectString())
                 .cluster(LAYOUT.cluster())
@@ -780,8 +781,8 @@ public final class AllocationBenchmark {
         return node;
     }
 
-    static PidAccount account(String pid) {
-        return new PidAccount(pid, MODULE, 10_000, 0, PidStatus.ACTIVE, TestCluster.secret(pid), Map.of());
+    static PidRecord account(String pid) {
+        return new PidRecord(pid, MODULE, 10_000, 0, PidAvailability.ACTIVE, TestCluster.secret(pid), Map.of());
     }
 
     private static byte[] pidData(String pid) {
@@ -795,8 +796,8 @@ public final class AllocationBenchmark {
     }
 
     /** The leader's writer counters (multi-ops, operations), read through the package-private test hook. */
-    private static long[] writerCounts(PidPoolNode node) throws Exception {
-        Method hook = PidPoolNode.class.getDeclaredMethod("currentWriter");
+    private static long[] writerCounts(ClusterMember node) throws Exception {
+        Method hook = ClusterMember.class.getDeclaredMethod("currentWriter");
         hook.setAccessible(true);
         FencedWriter writer;
         try {

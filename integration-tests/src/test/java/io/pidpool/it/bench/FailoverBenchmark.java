@@ -8,7 +8,7 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.InstanceNode;
@@ -17,8 +17,8 @@ import io.pidpool.it.bench.AllocationBenchmark.SimInstance;
 import io.pidpool.it.bench.AllocationBenchmark.Tracker;
 import io.pidpool.it.zk.ZooKeepers;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.testing.TestCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,10 +84,10 @@ public final class FailoverBenchmark {
             ZooKeeper admin = AllocationBenchmark.connect(server.getConnectString(), 30_000, null);
             Repositories repos = database.repositories(Clock.systemUTC());
             repos.modules().put(ModuleConfig.of(MODULE, Math.min(instances, ModuleConfig.MAX_SERVERS)));
-            List<PidAccount> accounts = new ArrayList<>();
-            List<PidAccount> batch = new ArrayList<>();
+            List<PidRecord> accounts = new ArrayList<>();
+            List<PidRecord> batch = new ArrayList<>();
             for (int i = 0; i < pids; i++) {
-                PidAccount account = AllocationBenchmark.account("pf-" + i);
+                PidRecord account = AllocationBenchmark.account("pf-" + i);
                 accounts.add(account);
                 batch.add(account);
                 if (batch.size() == 5_000 || i == pids - 1) {
@@ -120,14 +120,14 @@ public final class FailoverBenchmark {
             prefill(admin, sims, accounts);
             log("prefilled %d PID nodes ADDED under %d instances in %.0f ms", pids, instances, ms(t));
 
-            PidPoolNode leader = startNode("node-0", server, repos, opts);
+            ClusterMember leader = startNode("node-0", server, repos, opts);
             await("first leader", 120, leader::isLeader);
             awaitRows(repos, pids, leader.epoch());
             log(
                     "first leader serves; every row stamped with epoch %d",
                     leader.epoch().value());
             for (int round = 1; round <= opts.get("rounds"); round++) {
-                PidPoolNode follower = startNode("node-" + round, server, repos, opts);
+                ClusterMember follower = startNode("node-" + round, server, repos, opts);
                 t = System.nanoTime();
                 await(
                         "follower view",
@@ -154,7 +154,7 @@ public final class FailoverBenchmark {
                 if (crash) {
                     // on its own thread: a crash takes no time, but an orderly close does, and the
                     // successor's clock already runs
-                    PidPoolNode crashed = leader;
+                    ClusterMember crashed = leader;
                     closer = new Thread(crashed::close, "crash-" + round);
                     closer.start();
                 }
@@ -203,7 +203,7 @@ public final class FailoverBenchmark {
     }
 
     /** Writes every instance's pids node and its share of ADDED PID nodes, then the pids path into its node. */
-    private static void prefill(ZooKeeper admin, List<SimInstance> sims, List<PidAccount> accounts) throws Exception {
+    private static void prefill(ZooKeeper admin, List<SimInstance> sims, List<PidRecord> accounts) throws Exception {
         Semaphore window = new Semaphore(2_000);
         AtomicInteger failures = new AtomicInteger();
         List<long[]> sessions = new ArrayList<>();
@@ -222,7 +222,7 @@ public final class FailoverBenchmark {
             done.countDown();
         };
         for (int i = 0; i < accounts.size(); i++) {
-            PidAccount account = accounts.get(i);
+            PidRecord account = accounts.get(i);
             int at = i % sims.size();
             InstanceId id = InstanceId.of(sims.get(at).id);
             byte[] data = new PidNode(
@@ -270,10 +270,10 @@ public final class FailoverBenchmark {
         log("rows stamped with epoch %d after %.0f ms", epoch.value(), ms(t));
     }
 
-    private static PidPoolNode startNode(
+    private static ClusterMember startNode(
             String nodeId, TestingServer server, Repositories repos, Map<String, Integer> opts) {
         AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
-        PidPoolNode node = PidPoolNode.builder()
+        ClusterMember node = ClusterMember.builder()
                 .nodeId(nodeId)
                 .connectString(server.getConnectString())
                 .cluster(LAYOUT.cluster())

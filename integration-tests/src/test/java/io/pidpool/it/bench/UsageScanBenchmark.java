@@ -10,7 +10,7 @@ import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.advice.UsageReport;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.QuotaMonth;
@@ -112,7 +112,7 @@ public final class UsageScanBenchmark {
                 moduleFacts.add(new ModuleFacts(ModuleConfig.of(module(m), 4), 4));
             }
             for (int i = 0; i < pids; i++) {
-                facts.add(new PidFacts(ids[i], module(i % modules), PidStatus.ACTIVE, 10_000, 1_000));
+                facts.add(new PidFacts(ids[i], module(i % modules), PidAvailability.ACTIVE, 10_000, 1_000));
             }
             OverageTariff tariff =
                     OverageTariff.of(OverageTariff.Tier.of(1_000, "0.01"), OverageTariff.Tier.unbounded("0.008"));

@@ -8,7 +8,7 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.PidRepository;
 import io.pidpool.core.port.Repositories;
@@ -17,7 +17,7 @@ import io.pidpool.it.e2e.SdkInstance.Gate;
 import io.pidpool.it.e2e.SdkInstance.Kind;
 import io.pidpool.it.leader.ServerLeaderUnderTest;
 import io.pidpool.it.zk.ZooKeepers;
-import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.ClusterMember;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -102,7 +102,7 @@ class LeaderFailoverE2eIT {
         }
     }
 
-    private static long sessionOf(PidPoolNode node) throws Exception {
+    private static long sessionOf(ClusterMember node) throws Exception {
         return node.curator().getZookeeperClient().getZooKeeper().getSessionId();
     }
 
@@ -110,7 +110,7 @@ class LeaderFailoverE2eIT {
      * Waits until a node other than {@code old} leads. (The deposed node may still believe it leads
      * until it processes its session's expiry, which a stalled node does late.)
      */
-    private PidPoolNode awaitNewLeader(PidPoolNode old) {
+    private ClusterMember awaitNewLeader(ClusterMember old) {
         await("a new leader")
                 .atMost(E2eWorld.WAIT)
                 .pollInterval(Duration.ofMillis(10))
@@ -118,7 +118,7 @@ class LeaderFailoverE2eIT {
         return successorOf(old);
     }
 
-    private PidPoolNode successorOf(PidPoolNode old) {
+    private ClusterMember successorOf(ClusterMember old) {
         return world.leader.nodes().stream()
                 .filter(n -> n != old && n.isLeader())
                 .findFirst()
@@ -170,7 +170,7 @@ class LeaderFailoverE2eIT {
         for (int from = 0; from < added.size(); from += 500) {
             ops.add(new Operation.Add(A, ServerLeaderUnderTest.specs(added.subList(from, from + 500))));
         }
-        PidPoolNode old = world.leader.leader().orElseThrow();
+        ClusterMember old = world.leader.leader().orElseThrow();
         long killedEpoch = old.epoch().value();
         stall.armed.set(true);
         BatchId id = world.leader.submit(ops);
@@ -178,7 +178,7 @@ class LeaderFailoverE2eIT {
                 .as("the leader started applying the batch")
                 .isTrue();
         long killedAt = System.nanoTime();
-        PidPoolNode successor;
+        ClusterMember successor;
         if (kill == Kill.SESSION_EXPIRED) {
             assertThat(ZooKeepers.terminateSession(sessionOf(old))).isTrue();
             successor = awaitNewLeader(old);
@@ -198,9 +198,9 @@ class LeaderFailoverE2eIT {
         });
         assertThat(done.results()).extracting(OperationResult::index).containsExactly(0, 1, 2, 3);
         // the database holds every PID once, in the module
-        List<PidAccount> stored = world.leader.repositories().pids().findByModule(A);
+        List<PidRecord> stored = world.leader.repositories().pids().findByModule(A);
         assertThat(stored).hasSize(2_020);
-        assertThat(stored.stream().map(PidAccount::id).distinct().count()).isEqualTo(2_020);
+        assertThat(stored.stream().map(PidRecord::id).distinct().count()).isEqualTo(2_020);
         assertThat(world.leader.repositories().operations().findUnfinished(10)).isEmpty();
 
         List<String> all = new ArrayList<>(first);
@@ -253,7 +253,7 @@ class LeaderFailoverE2eIT {
         Gate adds = new Gate(e -> e.kind() == Kind.ASSIGNED);
         i1.gate(revokes1);
         i2.gate(revokes2);
-        PidPoolNode old = world.leader.leader().orElseThrow();
+        ClusterMember old = world.leader.leader().orElseThrow();
         long joinAt = System.nanoTime();
         SdkInstance i3 = world.instance(A, "i3");
         i3.gate(adds);

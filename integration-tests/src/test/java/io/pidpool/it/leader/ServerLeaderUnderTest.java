@@ -11,8 +11,8 @@ import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.ReadModel;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -32,7 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The real leader: {@code servers} pid-server {@link PidPoolNode}s (each with its own Curator client
+ * The real leader: {@code servers} pid-server {@link ClusterMember}s (each with its own Curator client
  * and place in the election) over one H2 database in memory (the real Jdbi adapters, migrated by the
  * real bootstrap) and one {@link SecretSealer} with a random AES key, which {@link #secretKey()}
  * hands to the client JVMs.
@@ -57,7 +57,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     private final String key;
     private final SecretSealer sealer;
     private final AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
-    private final List<PidPoolNode> nodes = new CopyOnWriteArrayList<>();
+    private final List<ClusterMember> nodes = new CopyOnWriteArrayList<>();
     private Database database;
     private Repositories repositories;
     /** How long a departed instance's share waits for a replacement; zero unless a test sets it. */
@@ -141,8 +141,8 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     }
 
     /** Starts one more node (e.g. to replace a killed one). */
-    public synchronized PidPoolNode startNode(String nodeId) {
-        PidPoolNode node = PidPoolNode.builder()
+    public synchronized ClusterMember startNode(String nodeId) {
+        ClusterMember node = ClusterMember.builder()
                 .nodeId(nodeId)
                 .connectString(connectString)
                 .cluster(cluster)
@@ -158,10 +158,10 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     }
 
     /** Waits (polling every 20 ms) until some node leads; returns it. */
-    public PidPoolNode awaitLeader(Duration atMost) {
+    public ClusterMember awaitLeader(Duration atMost) {
         long deadline = System.nanoTime() + atMost.toNanos();
         while (true) {
-            Optional<PidPoolNode> leader = leader();
+            Optional<ClusterMember> leader = leader();
             if (leader.isPresent()) {
                 return leader.get();
             }
@@ -173,11 +173,11 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     }
 
     /** The node that leads right now, if any. */
-    public Optional<PidPoolNode> leader() {
-        return nodes.stream().filter(PidPoolNode::isLeader).findFirst();
+    public Optional<ClusterMember> leader() {
+        return nodes.stream().filter(ClusterMember::isLeader).findFirst();
     }
 
-    public List<PidPoolNode> nodes() {
+    public List<ClusterMember> nodes() {
         return List.copyOf(nodes);
     }
 
@@ -188,7 +188,8 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
 
     /** Submits a batch through any live node (a follower if there is one) and returns its id. */
     public BatchId submit(List<Operation> operations) {
-        PidPoolNode via = nodes.stream().filter(n -> !n.isLeader()).findFirst().orElseGet(() -> nodes.get(0));
+        ClusterMember via =
+                nodes.stream().filter(n -> !n.isLeader()).findFirst().orElseGet(() -> nodes.get(0));
         return via.batches().submit(operations, "it");
     }
 
@@ -212,7 +213,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     /** The batch as any node that answers reads it (a closed node does not). */
     private Optional<BatchRecord> readBatch(BatchId id) {
         RuntimeException last = null;
-        for (PidPoolNode node : nodes) {
+        for (ClusterMember node : nodes) {
             try {
                 return node.batches().get(id);
             } catch (RuntimeException e) {
@@ -258,7 +259,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     public Map<String, String> assignments(ModuleKey module) {
         Map<String, String> result = new TreeMap<>();
         try {
-            PidPoolNode node = leader().orElseGet(() -> nodes.get(0));
+            ClusterMember node = leader().orElseGet(() -> nodes.get(0));
             for (ReadModel.Pid pid : node.pids(module, null)) {
                 if (pid.instance() != null) {
                     result.put(pid.id(), pid.instance().value() + "/" + pid.nodeState());
@@ -276,7 +277,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
             return;
         }
         closed = true;
-        for (PidPoolNode node : nodes) {
+        for (ClusterMember node : nodes) {
             try {
                 node.close();
             } catch (RuntimeException e) {

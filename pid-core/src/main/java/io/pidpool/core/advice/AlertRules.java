@@ -4,7 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.allocation.PlanSignal;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -95,7 +95,7 @@ public final class AlertRules {
                             pid));
                 }
             }
-            if (pid.status() == PidStatus.COOLDOWN) {
+            if (pid.status() == PidAvailability.COOLDOWN) {
                 candidates.add(new PidCandidate(
                         key(AlertKind.PID_COOLDOWN, pid.id(), 0), AlertKind.PID_COOLDOWN, 0, Severity.WARNING, pid));
             }

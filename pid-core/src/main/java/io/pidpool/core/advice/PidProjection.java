@@ -1,7 +1,7 @@
 package io.pidpool.core.advice;
 
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import java.math.BigDecimal;
 
 /**
@@ -17,7 +17,7 @@ import java.math.BigDecimal;
 public record PidProjection(
         String id,
         ModuleKey module,
-        PidStatus status,
+        PidAvailability status,
         long monthlyQuota,
         long overageAllowance,
         long used,

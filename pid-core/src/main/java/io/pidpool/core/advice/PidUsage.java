@@ -5,8 +5,8 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 
 /**
  * One PID as the monitor sees it: where it belongs, its quota and allowance, what it used this
@@ -16,26 +16,26 @@ import io.pidpool.core.model.PidStatus;
  *     the allowance, and more if the limit was lowered after the fact); at most {@link #MAX_USED}
  */
 public record PidUsage(
-        String id, ModuleKey module, long monthlyQuota, long overageAllowance, long used, PidStatus status) {
+        String id, ModuleKey module, long monthlyQuota, long overageAllowance, long used, PidAvailability status) {
     /** Twice the largest hard limit: anything above is taken for corrupt data. */
-    public static final long MAX_USED = 4 * PidAccount.MAX_MONTHLY_QUOTA;
+    public static final long MAX_USED = 4 * PidRecord.MAX_MONTHLY_QUOTA;
 
     public PidUsage {
         Names.requirePidId(id, "pids.id");
         requireNonNull(module, "pids.module");
         requireArgument(
-                monthlyQuota >= 0 && monthlyQuota <= PidAccount.MAX_MONTHLY_QUOTA,
+                monthlyQuota >= 0 && monthlyQuota <= PidRecord.MAX_MONTHLY_QUOTA,
                 "pids.monthlyQuota",
                 "monthlyQuota of %s must be within 0..%d, was %d",
                 id,
-                PidAccount.MAX_MONTHLY_QUOTA,
+                PidRecord.MAX_MONTHLY_QUOTA,
                 monthlyQuota);
         requireArgument(
-                overageAllowance >= 0 && overageAllowance <= PidAccount.MAX_MONTHLY_QUOTA,
+                overageAllowance >= 0 && overageAllowance <= PidRecord.MAX_MONTHLY_QUOTA,
                 "pids.overageAllowance",
                 "overageAllowance of %s must be within 0..%d, was %d",
                 id,
-                PidAccount.MAX_MONTHLY_QUOTA,
+                PidRecord.MAX_MONTHLY_QUOTA,
                 overageAllowance);
         requireArgument(
                 used >= 0 && used <= MAX_USED,

@@ -4,7 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import java.time.Instant;
@@ -55,7 +55,8 @@ public record UsageAssembly(
     }
 
     /** One PID as the database sees it. */
-    public record PidFacts(String id, ModuleKey module, PidStatus status, long monthlyQuota, long overageAllowance) {
+    public record PidFacts(
+            String id, ModuleKey module, PidAvailability status, long monthlyQuota, long overageAllowance) {
         public PidFacts {
             requireNonNull(id, "id");
             requireNonNull(module, "module");

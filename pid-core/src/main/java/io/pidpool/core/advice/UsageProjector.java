@@ -3,7 +3,7 @@ package io.pidpool.core.advice;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.QuotaMonth;
@@ -93,7 +93,7 @@ public final class UsageProjector {
             pidCount[mi]++;
             quota[mi] += pid.monthlyQuota();
             used[mi] += pid.used();
-            if (pid.status() == PidStatus.ACTIVE) {
+            if (pid.status() == PidAvailability.ACTIVE) {
                 activeCount[mi]++;
                 remaining[mi] += pid.remaining();
                 headroom[mi] += Math.max(0, pid.hardLimit() - pid.used());
@@ -112,7 +112,7 @@ public final class UsageProjector {
         int[] fillCount = new int[m];
         for (int i = 0; i < n; i++) {
             PidUsage pid = pids.get(i);
-            if (pid.status() == PidStatus.ACTIVE) {
+            if (pid.status() == PidAvailability.ACTIVE) {
                 int mi = moduleOf[i];
                 positions[mi][fillCount[mi]] = pid.position();
                 active[mi][fillCount[mi]++] = i;
@@ -169,7 +169,7 @@ public final class UsageProjector {
             long x = pid.position();
             long finalX = x;
             BigDecimal cost;
-            if (pid.status() == PidStatus.ACTIVE) {
+            if (pid.status() == PidAvailability.ACTIVE) {
                 int mi = moduleOf[i];
                 WaterFill.Fill fill = fills[mi];
                 if (x <= fill.level()) {

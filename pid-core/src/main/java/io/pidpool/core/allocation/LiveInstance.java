@@ -67,6 +67,6 @@ public record LiveInstance(
      * copy, since the source's PIDs are distinct already.
      */
     static Map<String, PidState> copyStates(Map<String, PidState> states, String field) {
-        return PidStates.copyOf(states, field);
+        return InstancePidNodes.copyOf(states, field);
     }
 }

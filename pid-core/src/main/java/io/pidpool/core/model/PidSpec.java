@@ -29,18 +29,18 @@ public record PidSpec(
     /** The bounds of an account's quotas, checked here and in its sealed form. */
     public static void requireQuotas(String id, long monthlyQuota, long overageAllowance) {
         requireArgument(
-                monthlyQuota >= 0 && monthlyQuota <= PidAccount.MAX_MONTHLY_QUOTA,
+                monthlyQuota >= 0 && monthlyQuota <= PidRecord.MAX_MONTHLY_QUOTA,
                 "pids.monthlyQuota",
                 "monthlyQuota of %s must be within 0..%d, was %d",
                 id,
-                PidAccount.MAX_MONTHLY_QUOTA,
+                PidRecord.MAX_MONTHLY_QUOTA,
                 monthlyQuota);
         requireArgument(
-                overageAllowance >= 0 && overageAllowance <= PidAccount.MAX_MONTHLY_QUOTA,
+                overageAllowance >= 0 && overageAllowance <= PidRecord.MAX_MONTHLY_QUOTA,
                 "pids.overageAllowance",
                 "overageAllowance of %s must be within 0..%d, was %d",
                 id,
-                PidAccount.MAX_MONTHLY_QUOTA,
+                PidRecord.MAX_MONTHLY_QUOTA,
                 overageAllowance);
     }
 

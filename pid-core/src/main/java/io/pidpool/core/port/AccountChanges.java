@@ -3,7 +3,7 @@ package io.pidpool.core.port;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import java.util.List;
 import java.util.Set;
 
@@ -18,7 +18,7 @@ import java.util.Set;
  * @param removed the ids of accounts deleted after {@code since} that do not exist now
  */
 public record AccountChanges(
-        long since, long version, List<ModuleConfig> modules, List<PidAccount> changed, Set<String> removed) {
+        long since, long version, List<ModuleConfig> modules, List<PidRecord> changed, Set<String> removed) {
     public AccountChanges {
         modules = List.copyOf(requireNonNull(modules, "modules"));
         changed = List.copyOf(requireNonNull(changed, "changed"));

@@ -3,7 +3,7 @@ package io.pidpool.core.port;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import java.util.List;
 
 /**
@@ -14,7 +14,7 @@ import java.util.List;
  *     {@link #UNVERSIONED} if the store keeps none (then nothing can be proved about it later)
  * @param pids in no particular order
  */
-public record AccountSnapshot(long version, List<ModuleConfig> modules, List<PidAccount> pids) {
+public record AccountSnapshot(long version, List<ModuleConfig> modules, List<PidRecord> pids) {
     /** The version of a snapshot from a store that keeps no account version. */
     public static final long UNVERSIONED = -1;
 

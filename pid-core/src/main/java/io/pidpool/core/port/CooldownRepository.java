@@ -7,7 +7,7 @@ import java.util.List;
  * PID deletes its cooldown. Every method is atomic. Thread-safe.
  *
  * <p>The rows are the source of truth for the end time; the PID's {@link
- * io.pidpool.core.model.PidStatus#COOLDOWN} status is what the read API shows.
+ * io.pidpool.core.model.PidAvailability#COOLDOWN} status is what the read API shows.
  */
 public interface CooldownRepository {
     /**

@@ -4,7 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import java.time.Instant;
 import java.time.YearMonth;
 import java.util.regex.Pattern;
@@ -56,10 +56,10 @@ public record Deduction(
 
     static void requireAmount(long amount) {
         requireArgument(
-                amount >= 1 && amount <= PidAccount.MAX_MONTHLY_QUOTA,
+                amount >= 1 && amount <= PidRecord.MAX_MONTHLY_QUOTA,
                 "amount",
                 "amount must be within 1..%d, was %d",
-                PidAccount.MAX_MONTHLY_QUOTA,
+                PidRecord.MAX_MONTHLY_QUOTA,
                 amount);
     }
 }

@@ -2,7 +2,7 @@ package io.pidpool.core.port;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -23,9 +23,9 @@ public interface PidRepository {
      *     exists or appears twice, {@code NOT_FOUND} on {@code pid.module} for an unknown module,
      *     {@code INVALID_ARGUMENT} if a secret or the attributes exceed {@link StorageLimits}
      */
-    void insertAll(Collection<PidAccount> pids);
+    void insertAll(Collection<PidRecord> pids);
 
-    default void insert(PidAccount pid) {
+    default void insert(PidRecord pid) {
         insertAll(List.of(pid));
     }
 
@@ -36,9 +36,9 @@ public interface PidRepository {
      *     unknown id, {@code NOT_FOUND} on {@code pid.module} for an unknown module,
      *     {@code INVALID_ARGUMENT} on {@code pid.id} if an id appears twice
      */
-    void updateAll(Collection<PidAccount> pids);
+    void updateAll(Collection<PidRecord> pids);
 
-    default void update(PidAccount pid) {
+    default void update(PidRecord pid) {
         updateAll(List.of(pid));
     }
 
@@ -50,13 +50,13 @@ public interface PidRepository {
      */
     void deleteAll(Collection<String> ids);
 
-    Optional<PidAccount> find(String id);
+    Optional<PidRecord> find(String id);
 
     /** The accounts among {@code ids} that exist, ordered by id. */
-    List<PidAccount> findAll(Collection<String> ids);
+    List<PidRecord> findAll(Collection<String> ids);
 
     /** The accounts of one module, ordered by id. */
-    List<PidAccount> findByModule(ModuleKey module);
+    List<PidRecord> findByModule(ModuleKey module);
 
     /**
      * Every module with its configuration and its accounts, read in one transaction, ordered by
@@ -71,7 +71,7 @@ public interface PidRepository {
      */
     default AccountSnapshot loadAccounts() {
         var modules = new ArrayList<ModuleConfig>();
-        var pids = new ArrayList<PidAccount>();
+        var pids = new ArrayList<PidRecord>();
         for (PidWithModule entry : loadPidWithModule()) {
             modules.add(entry.module());
             pids.addAll(entry.pids());

@@ -4,7 +4,7 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import java.util.List;
 
 /**
@@ -13,11 +13,11 @@ import java.util.List;
  *
  * @param pids ordered by id
  */
-public record PidWithModule(ModuleConfig module, List<PidAccount> pids) {
+public record PidWithModule(ModuleConfig module, List<PidRecord> pids) {
     public PidWithModule {
         requireNonNull(module, "module");
         pids = List.copyOf(requireNonNull(pids, "pids"));
-        for (PidAccount pid : pids) {
+        for (PidRecord pid : pids) {
             requireArgument(
                     pid.module().equals(module.key()),
                     "pids",

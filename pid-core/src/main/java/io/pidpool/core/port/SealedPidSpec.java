@@ -5,9 +5,9 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidSpec;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.model.SealedSecret;
 import java.util.Map;
 import java.util.function.Function;
@@ -41,18 +41,18 @@ public record SealedPidSpec(
     }
 
     /** The new, active account this spec describes in {@code module}. */
-    public PidAccount toAccount(ModuleKey module) {
+    public PidRecord toAccount(ModuleKey module) {
         requireNonNull(secret, "pids.secret");
-        return new PidAccount(id, module, monthlyQuota, overageAllowance, PidStatus.ACTIVE, secret, attributes);
+        return new PidRecord(id, module, monthlyQuota, overageAllowance, PidAvailability.ACTIVE, secret, attributes);
     }
 
     /**
      * {@code existing} with this spec's secret (when it has one; else the existing one), quotas and
      * attributes; module and status stay.
      */
-    public PidAccount applyTo(PidAccount existing) {
+    public PidRecord applyTo(PidRecord existing) {
         requireArgument(existing.id().equals(id), "pids.id", "spec %s cannot update PID %s", id, existing.id());
-        return new PidAccount(
+        return new PidRecord(
                 id,
                 existing.module(),
                 monthlyQuota,

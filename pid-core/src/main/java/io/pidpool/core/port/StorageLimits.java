@@ -3,7 +3,7 @@ package io.pidpool.core.port;
 import static io.pidpool.core.error.Preconditions.requireArgument;
 
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -41,7 +41,7 @@ public final class StorageLimits {
     }
 
     /** Checks that an account's secret and attributes fit the store. */
-    public static PidAccount requireStorable(PidAccount pid) {
+    public static PidRecord requireStorable(PidRecord pid) {
         requireSecret(pid.secret(), "pid.secret");
         requireAttributes(pid.attributes(), "pid.attributes");
         return pid;

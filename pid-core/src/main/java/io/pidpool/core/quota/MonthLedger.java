@@ -5,7 +5,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.quota.DeductResult.AlreadyGranted;
 import io.pidpool.core.quota.DeductResult.Granted;
 import io.pidpool.core.quota.DeductResult.Rejected;
@@ -57,7 +57,7 @@ import java.util.Optional;
  */
 public final class MonthLedger {
     /** The largest amount or limit: a quota plus an overage allowance, each at most 1e9. */
-    public static final long MAX_AMOUNT = 2 * PidAccount.MAX_MONTHLY_QUOTA;
+    public static final long MAX_AMOUNT = 2 * PidRecord.MAX_MONTHLY_QUOTA;
 
     /** An answer and the event that makes it true ({@code empty} when nothing changes). */
     public record Decision<R>(R result, Optional<LedgerEvent> event) {}

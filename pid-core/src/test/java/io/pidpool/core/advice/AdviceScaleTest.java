@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.core.allocation.PlanSignal;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.OverageTariff.Tier;
 import java.time.Instant;
@@ -43,7 +43,8 @@ class AdviceScaleTest {
                 long q = 5_000 + 1_000L * r.nextInt(16);
                 long used = (long) (q * elapsed * pace * (0.8 + r.nextDouble() * 0.4));
                 int s = r.nextInt(100);
-                PidStatus status = s == 0 ? PidStatus.COOLDOWN : s == 1 ? PidStatus.DISABLED : PidStatus.ACTIVE;
+                PidAvailability status =
+                        s == 0 ? PidAvailability.COOLDOWN : s == 1 ? PidAvailability.DISABLED : PidAvailability.ACTIVE;
                 pidUsages.add(new PidUsage("pid-" + m + "-" + i, key, q, q / 5, used, status));
                 quota += q;
             }

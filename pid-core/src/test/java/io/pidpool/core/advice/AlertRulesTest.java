@@ -10,7 +10,7 @@ import io.pidpool.core.advice.Fixtures.Snap;
 import io.pidpool.core.allocation.PlanSignal;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -151,7 +151,7 @@ class AlertRulesTest {
     void demandBeyondTheHardLimitsRaisesACriticalRefusalAlert() {
         AlertEvaluation result = evaluate(new Snap()
                 .module("a", 5_000)
-                .pid(new io.pidpool.core.advice.PidUsage("p", key("a"), 1_000, 1_000, 0, PidStatus.ACTIVE)));
+                .pid(new io.pidpool.core.advice.PidUsage("p", key("a"), 1_000, 1_000, 0, PidAvailability.ACTIVE)));
 
         Alert alert = result.open().stream()
                 .filter(a -> a.kind() == AlertKind.PROJECTED_REFUSAL)
@@ -166,8 +166,8 @@ class AlertRulesTest {
     void aPidInCooldownRaisesAnAlert() {
         AlertEvaluation result = evaluate(new Snap()
                 .module("a", 0)
-                .pid(pid("cool", "a", 1_000, 0, PidStatus.COOLDOWN))
-                .pid(pid("off", "a", 1_000, 0, PidStatus.DISABLED)));
+                .pid(pid("cool", "a", 1_000, 0, PidAvailability.COOLDOWN))
+                .pid(pid("off", "a", 1_000, 0, PidAvailability.DISABLED)));
 
         assertThat(keys(result.open())).containsExactly("PID_COOLDOWN:cool");
         assertThat(result.open().get(0).severity()).isEqualTo(Severity.WARNING);
@@ -220,7 +220,7 @@ class AlertRulesTest {
     void aConditionThatNoLongerHoldsIsResolvedAsItWasStored() {
         AlertEvaluation engaged = evaluate(
                 RULES,
-                new Snap().module("a", 0).pid(pid("cool", "a", 1_000, 0, PidStatus.COOLDOWN)),
+                new Snap().module("a", 0).pid(pid("cool", "a", 1_000, 0, PidAvailability.COOLDOWN)),
                 List.of(new PlanSignal.BrakeEngaged(key("a"), 2, 2)),
                 List.of(),
                 T0);
@@ -260,7 +260,7 @@ class AlertRulesTest {
                 .module(config("b", 1, 0, 0), 1, 0)
                 .module("a", 0)
                 .pid(pid("z", "b", 1_000, 1_000))
-                .pid(pid("y", "a", 1_000, 1_000, PidStatus.COOLDOWN));
+                .pid(pid("y", "a", 1_000, 1_000, PidAvailability.COOLDOWN));
 
         AlertEvaluation result = evaluate(snap);
 

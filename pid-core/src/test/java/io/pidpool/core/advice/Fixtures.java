@@ -2,7 +2,7 @@ package io.pidpool.core.advice;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.OverageTariff.Tier;
@@ -31,10 +31,10 @@ final class Fixtures {
     }
 
     static PidUsage pid(String id, String module, long quota, long used) {
-        return new PidUsage(id, key(module), quota, 0, used, PidStatus.ACTIVE);
+        return new PidUsage(id, key(module), quota, 0, used, PidAvailability.ACTIVE);
     }
 
-    static PidUsage pid(String id, String module, long quota, long used, PidStatus status) {
+    static PidUsage pid(String id, String module, long quota, long used, PidAvailability status) {
         return new PidUsage(id, key(module), quota, 0, used, status);
     }
 

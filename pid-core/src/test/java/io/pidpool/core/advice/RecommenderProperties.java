@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.OverageTariff.Tier;
 import java.math.BigDecimal;
@@ -80,7 +80,8 @@ class RecommenderProperties {
                         };
                 long used = r.nextInt((int) (quota * 3 / 2) + 100);
                 int s = r.nextInt(10);
-                PidStatus status = s < 8 ? PidStatus.ACTIVE : s == 8 ? PidStatus.COOLDOWN : PidStatus.DISABLED;
+                PidAvailability status =
+                        s < 8 ? PidAvailability.ACTIVE : s == 8 ? PidAvailability.COOLDOWN : PidAvailability.DISABLED;
                 pids.add(new PidUsage("p" + m + "-" + i, key, quota, r.nextInt(3_000), used, status));
                 moduleQuota += quota;
             }
@@ -122,7 +123,7 @@ class RecommenderProperties {
         Map<ModuleKey, Integer> counts = new HashMap<>();
         s.modules().forEach(m -> counts.put(m.key(), 0));
         for (PidUsage pid : s.pids()) {
-            if (pid.status() == PidStatus.ACTIVE) {
+            if (pid.status() == PidAvailability.ACTIVE) {
                 counts.merge(pid.module(), 1, Integer::sum);
             }
         }
@@ -236,7 +237,7 @@ class RecommenderProperties {
             takers.add(r.target().module());
             for (String id : r.pidIds()) {
                 assertThat(seen.add(id)).as("%s recommended twice", id).isTrue();
-                assertThat(byId.get(id).status()).isEqualTo(PidStatus.ACTIVE);
+                assertThat(byId.get(id).status()).isEqualTo(PidAvailability.ACTIVE);
                 assertThat(byId.get(id).module()).isEqualTo(r.source().module());
             }
         }

@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pidpool.core.advice.Fixtures.Snap;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.OverageTariff;
 import java.math.BigDecimal;
 import java.util.List;
@@ -143,8 +143,8 @@ class RecommenderTest {
     void neverMovesPidsInCooldownOrDisabled() {
         Recommendations result = RECOMMENDER.recommend(PROJECTOR.project(new Snap()
                 .module("slack", 0)
-                .pid(pid("cool", "slack", 50_000, 0, PidStatus.COOLDOWN))
-                .pid(pid("off", "slack", 50_000, 0, PidStatus.DISABLED))
+                .pid(pid("cool", "slack", 50_000, 0, PidAvailability.COOLDOWN))
+                .pid(pid("off", "slack", 50_000, 0, PidAvailability.DISABLED))
                 .pids("slack", "slack", 3, 1_000, 0)
                 .module("short", 10_000)
                 .pid(pid("short-0", "short", 1_000, 1_000))

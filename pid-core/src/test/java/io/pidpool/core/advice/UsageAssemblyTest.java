@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.core.advice.UsageAssembly.ModuleFacts;
 import io.pidpool.core.advice.UsageAssembly.PidFacts;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.testing.ManualClock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -23,9 +23,9 @@ class UsageAssemblyTest {
         ManualClock clock = new ManualClock(MID_MONTH);
         List<ModuleFacts> modules = List.of(new ModuleFacts(config("a", 2, 0, 0), 2));
         List<PidFacts> pids = List.of(
-                new PidFacts("p1", key("a"), PidStatus.ACTIVE, 600, 100),
-                new PidFacts("p2", key("b"), PidStatus.DISABLED, 50, 0), // module without configuration
-                new PidFacts("p3", key("a"), PidStatus.ACTIVE, 400, 0)); // no counter in Redis
+                new PidFacts("p1", key("a"), PidAvailability.ACTIVE, 600, 100),
+                new PidFacts("p2", key("b"), PidAvailability.DISABLED, 50, 0), // module without configuration
+                new PidFacts("p3", key("a"), PidAvailability.ACTIVE, 400, 0)); // no counter in Redis
         Map<String, Long> used = new HashMap<>(Map.of("p1", 500L, "p2", 80L, "gone", 7L));
 
         UsageAssembly assembly = UsageAssembly.assemble(clock.instant(), UTC, TARIFF, modules, pids, used);
@@ -62,8 +62,8 @@ class UsageAssemblyTest {
     @Test
     void corruptCountersAreClampedInsteadOfFailingTheScan() {
         List<PidFacts> pids = List.of(
-                new PidFacts("p1", key("a"), PidStatus.ACTIVE, 10, 0),
-                new PidFacts("p2", key("a"), PidStatus.ACTIVE, 10, 0));
+                new PidFacts("p1", key("a"), PidAvailability.ACTIVE, 10, 0),
+                new PidFacts("p2", key("a"), PidAvailability.ACTIVE, 10, 0));
         UsageAssembly assembly = UsageAssembly.assemble(
                 MID_MONTH, UTC, TARIFF, List.of(), pids, Map.of("p1", -5L, "p2", Long.MAX_VALUE));
         assertThat(assembly.clamped()).containsExactlyInAnyOrder("p1", "p2");
@@ -99,7 +99,7 @@ class UsageAssemblyTest {
                                 UTC,
                                 TARIFF,
                                 List.of(),
-                                List.of(new PidFacts("p1", key("a"), PidStatus.ACTIVE, 10, 0)),
+                                List.of(new PidFacts("p1", key("a"), PidAvailability.ACTIVE, 10, 0)),
                                 Map.of("p1", 1L))
                         .snapshot());
     }
@@ -110,9 +110,9 @@ class UsageAssemblyTest {
         List<ModuleFacts> modules =
                 List.of(new ModuleFacts(config("a", 1, 0, 0), 1), new ModuleFacts(config("b", 1, 0, 0), 1));
         List<PidFacts> pids = List.of(
-                new PidFacts("p1", key("a"), PidStatus.ACTIVE, 600, 0),
-                new PidFacts("p2", key("a"), PidStatus.ACTIVE, 400, 0),
-                new PidFacts("p3", key("b"), PidStatus.ACTIVE, 400, 0));
+                new PidFacts("p1", key("a"), PidAvailability.ACTIVE, 600, 0),
+                new PidFacts("p2", key("a"), PidAvailability.ACTIVE, 400, 0),
+                new PidFacts("p3", key("b"), PidAvailability.ACTIVE, 400, 0));
         Map<String, Long> used = Map.of("p1", 500L, "p2", 20L, "p3", 30L);
 
         UsageAssembly assembly =

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pidpool.core.advice.Fixtures.Snap;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.QuotaMonth;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -126,8 +126,8 @@ class UsageProjectorTest {
         UsageReport report = OBSERVED.project(new Snap()
                 .module("a", 3_000)
                 .pid(pid("active", "a", 10_000, 0))
-                .pid(pid("cool", "a", 1_000, 1_500, PidStatus.COOLDOWN))
-                .pid(pid("off", "a", 50_000, 0, PidStatus.DISABLED))
+                .pid(pid("cool", "a", 1_000, 1_500, PidAvailability.COOLDOWN))
+                .pid(pid("off", "a", 50_000, 0, PidAvailability.DISABLED))
                 .build());
 
         ModuleProjection a = report.module(key("a")).orElseThrow();
@@ -146,7 +146,7 @@ class UsageProjectorTest {
     void demandWithNoActivePidIsPricedAsOneAccountWithNothingLeft() {
         UsageReport report = OBSERVED.project(new Snap()
                 .module("a", 1_500)
-                .pid(pid("off", "a", 50_000, 0, PidStatus.DISABLED))
+                .pid(pid("off", "a", 50_000, 0, PidAvailability.DISABLED))
                 .build());
 
         ModuleProjection a = report.module(key("a")).orElseThrow();
@@ -160,8 +160,8 @@ class UsageProjectorTest {
     void refusedDemandIsWhatTheHardLimitsOfActivePidsCannotTake() {
         UsageReport report = OBSERVED.project(new Snap()
                 .module("a", 5_000)
-                .pid(new PidUsage("p1", key("a"), 1_000, 500, 0, PidStatus.ACTIVE))
-                .pid(new PidUsage("p2", key("a"), 1_000, 0, 200, PidStatus.ACTIVE))
+                .pid(new PidUsage("p1", key("a"), 1_000, 500, 0, PidAvailability.ACTIVE))
+                .pid(new PidUsage("p2", key("a"), 1_000, 0, 200, PidAvailability.ACTIVE))
                 .build());
 
         ModuleProjection a = report.module(key("a")).orElseThrow();

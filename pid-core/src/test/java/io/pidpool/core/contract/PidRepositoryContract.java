@@ -6,9 +6,9 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
@@ -37,12 +37,12 @@ public abstract class PidRepositoryContract extends RepositoryContract {
 
     @Test
     void insertThenFindRoundTripsEveryField() {
-        var account = new PidAccount(
+        var account = new PidRecord(
                 "u1@corp",
                 FIN,
                 1_000_000_000L,
                 0,
-                PidStatus.COOLDOWN,
+                PidAvailability.COOLDOWN,
                 new SealedSecret("key-2025", new byte[] {0, -1, 42, 7, -128}),
                 Map.of("region", "华东 / east", "tier", "", "note", "a=b&c%d"));
 
@@ -85,9 +85,9 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     @Test
     void negativeQuotaNeverReachesTheStore() {
         expectError(ErrorCode.INVALID_ARGUMENT, "pid.monthlyQuota", () -> pids().insert(
-                        new PidAccount("u1", FIN, -1, 0, PidStatus.ACTIVE, secret("u1"), Map.of())));
+                        new PidRecord("u1", FIN, -1, 0, PidAvailability.ACTIVE, secret("u1"), Map.of())));
         expectError(ErrorCode.INVALID_ARGUMENT, "pid.overageAllowance", () -> pids().insert(
-                        new PidAccount("u1", FIN, 5, -5, PidStatus.ACTIVE, secret("u1"), Map.of())));
+                        new PidRecord("u1", FIN, 5, -5, PidAvailability.ACTIVE, secret("u1"), Map.of())));
 
         assertThat(pids().find("u1")).isEmpty();
     }
@@ -100,11 +100,11 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         IntStream.rangeClosed(0, StorageLimits.MAX_ATTRIBUTES).forEach(i -> tooMany.put("a" + i, "v"));
 
         expectError(ErrorCode.INVALID_ARGUMENT, "pid.secret", () -> pids().insertAll(List.of(
-                pid("u1", FIN), new PidAccount("u2", FIN, 1, 0, PidStatus.ACTIVE, hugeSecret, Map.of()))));
+                pid("u1", FIN), new PidRecord("u2", FIN, 1, 0, PidAvailability.ACTIVE, hugeSecret, Map.of()))));
         expectError(ErrorCode.INVALID_ARGUMENT, "pid.attributes", () -> pids().insert(
-                        new PidAccount("u3", FIN, 1, 0, PidStatus.ACTIVE, secret("u3"), tooLongValue)));
+                        new PidRecord("u3", FIN, 1, 0, PidAvailability.ACTIVE, secret("u3"), tooLongValue)));
         expectError(ErrorCode.INVALID_ARGUMENT, "pid.attributes", () -> pids().insert(
-                        new PidAccount("u4", FIN, 1, 0, PidStatus.ACTIVE, secret("u4"), tooMany)));
+                        new PidRecord("u4", FIN, 1, 0, PidAvailability.ACTIVE, secret("u4"), tooMany)));
 
         assertThat(pids().findByModule(FIN)).isEmpty();
     }
@@ -114,7 +114,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         var many = new HashMap<String, String>();
         IntStream.range(0, StorageLimits.MAX_ATTRIBUTES - 1).forEach(i -> many.put("a" + i, "v" + i));
         many.put("long", "é".repeat(StorageLimits.MAX_ATTRIBUTE_VALUE));
-        var account = new PidAccount("u1", FIN, 1, 0, PidStatus.ACTIVE, secret("u1"), many);
+        var account = new PidRecord("u1", FIN, 1, 0, PidAvailability.ACTIVE, secret("u1"), many);
 
         pids().insert(account);
 
@@ -125,14 +125,14 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     void idsAreCaseSensitive() {
         pids().insertAll(List.of(pid("u1", FIN), pid("U1", OPS)));
 
-        assertThat(pids().find("u1")).map(PidAccount::module).contains(FIN);
-        assertThat(pids().find("U1")).map(PidAccount::module).contains(OPS);
+        assertThat(pids().find("u1")).map(PidRecord::module).contains(FIN);
+        assertThat(pids().find("U1")).map(PidRecord::module).contains(OPS);
     }
 
     @Test
     void updateReplacesModuleQuotasStatusSecretAndAttributes() {
         pids().insert(pid("u1", FIN));
-        var changed = new PidAccount("u1", OPS, 7, 3, PidStatus.DISABLED, secret("rotated"), Map.of());
+        var changed = new PidRecord("u1", OPS, 7, 3, PidAvailability.DISABLED, secret("rotated"), Map.of());
 
         pids().update(changed);
 
@@ -143,7 +143,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     @Test
     void updateOfAnUnknownPidChangesNothing() {
         pids().insert(pid("u1", FIN));
-        var changed = pid("u1", FIN).withStatus(PidStatus.DISABLED);
+        var changed = pid("u1", FIN).withStatus(PidAvailability.DISABLED);
 
         var e = expectError(ErrorCode.NOT_FOUND, "pid.id", () -> pids().updateAll(List.of(changed, pid("ghost", FIN))));
 
@@ -182,9 +182,9 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     void findByModuleAndFindAllAreOrderedById() {
         pids().insertAll(List.of(pid("c", FIN), pid("a", FIN), pid("B", FIN), pid("b", OPS)));
 
-        assertThat(pids().findByModule(FIN)).extracting(PidAccount::id).containsExactly("B", "a", "c");
+        assertThat(pids().findByModule(FIN)).extracting(PidRecord::id).containsExactly("B", "a", "c");
         assertThat(pids().findAll(List.of("c", "ghost", "b", "a")))
-                .extracting(PidAccount::id)
+                .extracting(PidRecord::id)
                 .containsExactly("a", "b", "c");
     }
 
@@ -206,7 +206,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
 
     @Test
     void manyPidsGoInAndOutInOneCall() {
-        var many = new ArrayList<PidAccount>();
+        var many = new ArrayList<PidRecord>();
         for (int i = 0; i < 2_500; i++) {
             many.add(pid(String.format("p%05d", i), i % 2 == 0 ? FIN : OPS));
         }
@@ -215,9 +215,9 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         expectError(ErrorCode.CONFLICT, "pid.id", () -> pids().insertAll(List.of(pid("new", FIN), many.get(2_499))));
 
         assertThat(pids().findByModule(FIN)).hasSize(1_250);
-        assertThat(pids().findAll(many.stream().map(PidAccount::id).toList())).hasSize(2_500);
+        assertThat(pids().findAll(many.stream().map(PidRecord::id).toList())).hasSize(2_500);
         assertThat(pids().find("new")).isEmpty();
-        pids().deleteAll(many.stream().map(PidAccount::id).toList());
+        pids().deleteAll(many.stream().map(PidRecord::id).toList());
         assertThat(pids().loadPidWithModule())
                 .allSatisfy(v -> assertThat(v.pids()).isEmpty());
     }
@@ -227,7 +227,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         pids().insertAll(List.of(pid("kept", FIN), pid("changed", FIN), pid("deleted", OPS)));
         AccountSnapshot before = pids().loadAccounts();
         assertThat(before.versioned()).isTrue();
-        assertThat(before.pids()).extracting(PidAccount::id).containsExactlyInAnyOrder("kept", "changed", "deleted");
+        assertThat(before.pids()).extracting(PidRecord::id).containsExactlyInAnyOrder("kept", "changed", "deleted");
         assertThat(pids().changesSince(before.version())).hasValueSatisfying(none -> {
             assertThat(none.none()).isTrue();
             assertThat(none.modules()).isEmpty();
@@ -235,7 +235,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
             assertThat(none.removed()).isEmpty();
         });
 
-        PidAccount changed = pid("changed", FIN).withStatus(PidStatus.DISABLED);
+        PidRecord changed = pid("changed", FIN).withStatus(PidAvailability.DISABLED);
         pids().update(changed);
         pids().deleteAll(List.of("deleted"));
         pids().insert(pid("added", OPS));
@@ -252,7 +252,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
         assertThat(changes.modules()).containsExactlyInAnyOrderElementsOf(after.modules());
         assertThat(changes.modules()).contains(new ModuleConfig(FIN, 4, 0, 0, Map.of()));
         // the old snapshot plus the changes is the new snapshot
-        var applied = new java.util.HashMap<String, PidAccount>();
+        var applied = new java.util.HashMap<String, PidRecord>();
         before.pids().forEach(p -> applied.put(p.id(), p));
         changes.changed().forEach(p -> applied.put(p.id(), p));
         changes.removed().forEach(applied::remove);
@@ -263,7 +263,7 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     void aPrunedLogCannotProveAnOldVersionButTheCurrentOneStillHolds() {
         pids().insert(pid("a", FIN));
         long old = pids().loadAccounts().version();
-        pids().update(pid("a", FIN).withStatus(PidStatus.DISABLED));
+        pids().update(pid("a", FIN).withStatus(PidAvailability.DISABLED));
         pids().insert(pid("b", FIN));
         long now = pids().loadAccounts().version();
 

@@ -9,8 +9,8 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.testing.ManualClock;
@@ -48,8 +48,8 @@ public abstract class RepositoryContract {
         return new SealedSecret("k1", ("sealed:" + seed).getBytes(StandardCharsets.UTF_8));
     }
 
-    protected static PidAccount pid(String id, ModuleKey module) {
-        return new PidAccount(id, module, 10_000, 500, PidStatus.ACTIVE, secret(id), Map.of("region", "cn-east"));
+    protected static PidRecord pid(String id, ModuleKey module) {
+        return new PidRecord(id, module, 10_000, 500, PidAvailability.ACTIVE, secret(id), Map.of("region", "cn-east"));
     }
 
     protected void givenModules(ModuleKey... keys) {

@@ -4,7 +4,7 @@ import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
@@ -49,7 +49,7 @@ public final class InMemoryDatabase {
     private final Repositories repositories;
 
     final Table<ModuleKey, ModuleConfig> modules = new Table<>();
-    final Table<String, PidAccount> pids = new Table<>();
+    final Table<String, PidRecord> pids = new Table<>();
     final Table<String, Assignment> assignments = new Table<>();
     final Table<SlotKey, SlotBinding> slots = new Table<>();
     final Table<BatchId, BatchRecord> batches = new Table<>();

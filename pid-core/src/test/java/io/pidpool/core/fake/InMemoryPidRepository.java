@@ -5,7 +5,7 @@ import io.pidpool.core.error.Preconditions;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.PidRepository;
@@ -33,18 +33,18 @@ public final class InMemoryPidRepository implements PidRepository {
     }
 
     @Override
-    public void insertAll(Collection<PidAccount> pids) {
-        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+    public void insertAll(Collection<PidRecord> pids) {
+        List<PidRecord> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
         list.forEach(StorageLimits::requireStorable);
         db.write(() -> {
             var seen = new HashSet<String>();
-            for (PidAccount pid : list) {
+            for (PidRecord pid : list) {
                 if (!seen.add(pid.id())) {
                     throw PidPoolException.conflict("pid.id", "PID %s appears twice", pid.id());
                 }
             }
             var existing = new TreeSet<String>();
-            list.stream().map(PidAccount::id).filter(db.pids::contains).forEach(existing::add);
+            list.stream().map(PidRecord::id).filter(db.pids::contains).forEach(existing::add);
             if (!existing.isEmpty()) {
                 throw PidPoolException.conflict("pid.id", "PIDs already exist: %s", String.join(", ", existing));
             }
@@ -56,15 +56,15 @@ public final class InMemoryPidRepository implements PidRepository {
     }
 
     @Override
-    public void updateAll(Collection<PidAccount> pids) {
-        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+    public void updateAll(Collection<PidRecord> pids) {
+        List<PidRecord> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
         list.forEach(StorageLimits::requireStorable);
-        requireDistinct(list.stream().map(PidAccount::id).toList());
+        requireDistinct(list.stream().map(PidRecord::id).toList());
         db.write(() -> {
-            requireExisting(list.stream().map(PidAccount::id).toList());
+            requireExisting(list.stream().map(PidRecord::id).toList());
             requireModules(list);
             list.forEach(pid -> db.pids.put(pid.id(), pid));
-            db.bumpAccountVersion(list.stream().map(PidAccount::id).toList());
+            db.bumpAccountVersion(list.stream().map(PidRecord::id).toList());
             return null;
         });
     }
@@ -87,13 +87,13 @@ public final class InMemoryPidRepository implements PidRepository {
     }
 
     @Override
-    public Optional<PidAccount> find(String id) {
+    public Optional<PidRecord> find(String id) {
         Names.requirePidId(id, "pid.id");
         return db.read(() -> db.pids.find(id));
     }
 
     @Override
-    public List<PidAccount> findAll(Collection<String> ids) {
+    public List<PidRecord> findAll(Collection<String> ids) {
         var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
         wanted.forEach(id -> Names.requirePidId(id, "pid.id"));
         return db.read(() -> wanted.stream()
@@ -103,7 +103,7 @@ public final class InMemoryPidRepository implements PidRepository {
     }
 
     @Override
-    public List<PidAccount> findByModule(ModuleKey module) {
+    public List<PidRecord> findByModule(ModuleKey module) {
         Preconditions.requireNonNull(module, "module");
         return db.read(() -> db.pids.values().stream()
                 .filter(pid -> pid.module().equals(module))
@@ -113,8 +113,8 @@ public final class InMemoryPidRepository implements PidRepository {
     @Override
     public List<PidWithModule> loadPidWithModule() {
         return db.read(() -> {
-            Map<ModuleKey, List<PidAccount>> byModule = new HashMap<>();
-            for (PidAccount pid : db.pids.values()) {
+            Map<ModuleKey, List<PidRecord>> byModule = new HashMap<>();
+            for (PidRecord pid : db.pids.values()) {
                 byModule.computeIfAbsent(pid.module(), m -> new ArrayList<>()).add(pid);
             }
             var result = new ArrayList<PidWithModule>();
@@ -141,10 +141,10 @@ public final class InMemoryPidRepository implements PidRepository {
             if (version < now) {
                 db.accountChanges.range(version + 1, now).values().forEach(ids::addAll);
             }
-            var changed = new ArrayList<PidAccount>();
+            var changed = new ArrayList<PidRecord>();
             var removed = new TreeSet<String>();
             for (String id : ids) {
-                PidAccount pid = db.pids.get(id);
+                PidRecord pid = db.pids.get(id);
                 if (pid != null) {
                     changed.add(pid);
                 } else {
@@ -172,8 +172,8 @@ public final class InMemoryPidRepository implements PidRepository {
         });
     }
 
-    private void requireModules(List<PidAccount> list) {
-        for (PidAccount pid : list) {
+    private void requireModules(List<PidRecord> list) {
+        for (PidRecord pid : list) {
             if (!db.modules.contains(pid.module())) {
                 throw PidPoolException.notFound("pid.module", "module %s does not exist", pid.module());
             }

@@ -53,7 +53,7 @@ class ModelValidationTest {
     void quotasMustBeSane() {
         assertThatThrownBy(() -> new PidSpec("u1", "pw", -1, 0, Map.of()))
                 .hasMessageContaining("monthlyQuota of u1 must be within");
-        assertThatThrownBy(() -> new PidSpec("u1", "pw", PidAccount.MAX_MONTHLY_QUOTA + 1, 0, Map.of()))
+        assertThatThrownBy(() -> new PidSpec("u1", "pw", PidRecord.MAX_MONTHLY_QUOTA + 1, 0, Map.of()))
                 .isInstanceOf(PidPoolException.class);
     }
 

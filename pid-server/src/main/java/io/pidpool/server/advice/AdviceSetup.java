@@ -9,8 +9,8 @@ import io.pidpool.core.port.AlertStore;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.server.config.AdviceConfig;
 import io.pidpool.server.leader.AlertSink;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.PlacementPolicy;
 import io.pidpool.server.leader.PlannerPlacement;
 import io.pidpool.server.usage.UsageReports;
@@ -79,7 +79,7 @@ public final class AdviceSetup implements AutoCloseable {
         return alerts;
     }
 
-    /** For {@code PidPoolNode.Builder.alerts}: logs, stores and announces what the leader reports. */
+    /** For {@code ClusterMember.Builder.alerts}: logs, stores and announces what the leader reports. */
     public AlertSink leaderSink() {
         return alerts.leaderSink();
     }
@@ -91,7 +91,7 @@ public final class AdviceSetup implements AutoCloseable {
                 .withRebalanceDelay(config.rebalanceDelay());
     }
 
-    /** The planner with the configured mass-failure share, for {@code PidPoolNode.Builder.placement}. */
+    /** The planner with the configured mass-failure share, for {@code ClusterMember.Builder.placement}. */
     public Function<Duration, PlacementPolicy> placement(LeaderSettings settings) {
         double share = config.massFailureShare();
         return grace -> new PlannerPlacement(PlannerPolicy.defaults(grace)
@@ -107,7 +107,7 @@ public final class AdviceSetup implements AutoCloseable {
     }
 
     /** Starts the monitoring rounds on {@code node}'s leadership; the monitor also serves the HTTP routes. */
-    public AdviceMonitor startMonitor(PidPoolNode node, Repositories repos, UsageReports reports) {
+    public AdviceMonitor startMonitor(ClusterMember node, Repositories repos, UsageReports reports) {
         var auto = config.autoApply();
         AutoApplier applier = auto.enabled()
                 ? new AutoApplier(

@@ -16,7 +16,7 @@ public record ServerConfig(
         RedisConfig redis,
         DatabaseConfig database,
         SecurityConfig security,
-        WorkerConfig worker,
+        EmbeddedWorkerConfig worker,
         AdviceConfig advice,
         MonitoringConfig monitoring) {
     public ServerConfig {
@@ -32,7 +32,7 @@ public record ServerConfig(
             RedisConfig redis,
             DatabaseConfig database,
             SecurityConfig security,
-            WorkerConfig worker) {
+            EmbeddedWorkerConfig worker) {
         this(cluster, http, zookeeper, redis, database, security, worker, null, null);
     }
 }

@@ -6,8 +6,8 @@ import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
 import java.time.Duration;
@@ -164,7 +164,7 @@ public interface OperatorApi {
     record PidView(
             String id,
             ModuleKey module,
-            PidStatus status,
+            PidAvailability status,
             long monthlyQuota,
             long overageAllowance,
             InstanceId instance,
@@ -175,7 +175,7 @@ public interface OperatorApi {
         public PidView(
                 String id,
                 ModuleKey module,
-                PidStatus status,
+                PidAvailability status,
                 long monthlyQuota,
                 long overageAllowance,
                 InstanceId instance,
@@ -192,7 +192,7 @@ public interface OperatorApi {
     record PidDetail(
             String id,
             ModuleKey module,
-            PidStatus status,
+            PidAvailability status,
             long monthlyQuota,
             long overageAllowance,
             InstanceId instance,
@@ -225,7 +225,7 @@ public interface OperatorApi {
      * @param after return ids strictly greater than this one ({@code null}: from the start)
      * @param limit at most this many, 1..{@link #MAX_LIMIT}
      */
-    record PidQuery(ModuleKey module, PidState state, PidStatus status, String after, int limit) {
+    record PidQuery(ModuleKey module, PidState state, PidAvailability status, String after, int limit) {
         public static final int DEFAULT_LIMIT = 1000;
         public static final int MAX_LIMIT = 10_000;
     }

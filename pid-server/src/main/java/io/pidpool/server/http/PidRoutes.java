@@ -2,8 +2,8 @@ package io.pidpool.server.http;
 
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.server.config.Role.Access;
 import java.util.Objects;
 
@@ -28,7 +28,7 @@ final class PidRoutes implements ApiRoutes {
             var query = new OperatorApi.PidQuery(
                     module == null ? null : Params.moduleKey(module, "module"),
                     state == null ? null : Params.enumValue(PidState.class, state, "state"),
-                    status == null ? null : Params.enumValue(PidStatus.class, status, "status"),
+                    status == null ? null : Params.enumValue(PidAvailability.class, status, "status"),
                     after == null ? null : Names.requirePidId(after, "after"),
                     Params.limit(ctx, "limit", OperatorApi.PidQuery.DEFAULT_LIMIT, OperatorApi.PidQuery.MAX_LIMIT));
             Routes.answer(ctx, 200, api.pids(query));

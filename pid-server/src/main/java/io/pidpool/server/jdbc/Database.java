@@ -71,11 +71,11 @@ public final class Database implements AutoCloseable {
 
     /** Opens a pool with default sizes, migrates the schema and returns the database. */
     public static Database open(String url, String user, String password) {
-        return open(DatabaseConfig.of(url, user, password));
+        return open(JdbcSettings.of(url, user, password));
     }
 
     /** Opens a pool, migrates the schema and returns the database. */
-    public static Database open(DatabaseConfig config) {
+    public static Database open(JdbcSettings config) {
         Objects.requireNonNull(config, "config");
         Dialect dialect = config.dialect();
         SqlErrors errors = new SqlErrors(dialect);
@@ -200,7 +200,7 @@ public final class Database implements AutoCloseable {
         pool.close();
     }
 
-    private static HikariConfig hikari(DatabaseConfig config, Dialect dialect) {
+    private static HikariConfig hikari(JdbcSettings config, Dialect dialect) {
         var hikari = new HikariConfig();
         hikari.setPoolName("pidpool-db");
         hikari.setJdbcUrl(config.url());
@@ -228,7 +228,7 @@ public final class Database implements AutoCloseable {
      * The health probe's own pool: one connection, so that a busy main pool never looks like an
      * outage; it may start empty (the probe then reports DOWN until the database answers).
      */
-    private static HikariConfig probe(DatabaseConfig config, Dialect dialect) {
+    private static HikariConfig probe(JdbcSettings config, Dialect dialect) {
         HikariConfig hikari = hikari(config, dialect);
         hikari.setPoolName("pidpool-db-probe");
         hikari.setMaximumPoolSize(1);
@@ -266,7 +266,7 @@ public final class Database implements AutoCloseable {
         }
     }
 
-    private static PidPoolException unreachable(DatabaseConfig config, SqlErrors errors, RuntimeException e) {
+    private static PidPoolException unreachable(JdbcSettings config, SqlErrors errors, RuntimeException e) {
         PidPoolException translated = errors.translate(e, null);
         return new PidPoolException(
                 translated.code(),

@@ -5,8 +5,8 @@ import io.pidpool.core.error.Preconditions;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Names;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
@@ -46,8 +46,8 @@ final class JdbiPidRepository implements PidRepository {
     }
 
     @Override
-    public void insertAll(Collection<PidAccount> pids) {
-        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+    public void insertAll(Collection<PidRecord> pids) {
+        List<PidRecord> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
         list.forEach(StorageLimits::requireStorable);
         if (list.isEmpty()) {
             return;
@@ -55,7 +55,7 @@ final class JdbiPidRepository implements PidRepository {
         session.write("pid.id", h -> {
             long version = AccountVersion.bump(h);
             var seen = new HashSet<String>();
-            for (PidAccount pid : list) {
+            for (PidRecord pid : list) {
                 if (!seen.add(pid.id())) {
                     throw PidPoolException.conflict("pid.id", "PID %s appears twice", pid.id());
                 }
@@ -69,7 +69,7 @@ final class JdbiPidRepository implements PidRepository {
             var rows = h.prepareBatch("INSERT INTO pool_pid (pid_id, module_key, monthly_quota, overage_allowance,"
                     + " status, sealed_secret, created_at, updated_at)"
                     + " VALUES (:id, :module, :quota, :allowance, :status, :secret, :now, :now)");
-            for (PidAccount pid : list) {
+            for (PidRecord pid : list) {
                 bindRow(rows, pid).bind("now", now).add();
                 if (rows.size() >= Rows.CHUNK) {
                     rows.execute();
@@ -80,16 +80,16 @@ final class JdbiPidRepository implements PidRepository {
             }
             insertAttributes(h, list);
             AccountVersion.logChanged(
-                    h, version, list.stream().map(PidAccount::id).toList());
+                    h, version, list.stream().map(PidRecord::id).toList());
             return null;
         });
     }
 
     @Override
-    public void updateAll(Collection<PidAccount> pids) {
-        List<PidAccount> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
+    public void updateAll(Collection<PidRecord> pids) {
+        List<PidRecord> list = List.copyOf(Preconditions.requireNonNull(pids, "pids"));
         list.forEach(StorageLimits::requireStorable);
-        List<String> ids = list.stream().map(PidAccount::id).toList();
+        List<String> ids = list.stream().map(PidRecord::id).toList();
         requireDistinct(ids);
         if (list.isEmpty()) {
             return;
@@ -102,7 +102,7 @@ final class JdbiPidRepository implements PidRepository {
             var rows = h.prepareBatch("UPDATE pool_pid SET module_key = :module, monthly_quota = :quota,"
                     + " overage_allowance = :allowance, status = :status, sealed_secret = :secret, updated_at = :now"
                     + " WHERE pid_id = :id");
-            for (PidAccount pid : list) {
+            for (PidRecord pid : list) {
                 bindRow(rows, pid).bind("now", now).add();
                 if (rows.size() >= Rows.CHUNK) {
                     rows.execute();
@@ -144,21 +144,21 @@ final class JdbiPidRepository implements PidRepository {
     }
 
     @Override
-    public Optional<PidAccount> find(String id) {
+    public Optional<PidRecord> find(String id) {
         Names.requirePidId(id, "pid.id");
         return session.snapshot(
                 h -> select(h, "p.pid_id = :id", Map.of("id", id)).stream().findFirst());
     }
 
     @Override
-    public List<PidAccount> findAll(Collection<String> ids) {
+    public List<PidRecord> findAll(Collection<String> ids) {
         var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
         wanted.forEach(id -> Names.requirePidId(id, "pid.id"));
         if (wanted.isEmpty()) {
             return List.of();
         }
         return session.snapshot(h -> {
-            var found = new ArrayList<PidAccount>();
+            var found = new ArrayList<PidRecord>();
             for (List<String> chunk : Rows.chunks(wanted)) {
                 var params = new HashMap<String, Object>();
                 for (int i = 0; i < chunk.size(); i++) {
@@ -166,13 +166,13 @@ final class JdbiPidRepository implements PidRepository {
                 }
                 found.addAll(select(h, "p.pid_id IN (" + Rows.params("id", chunk.size()) + ")", params));
             }
-            found.sort(Comparator.comparing(PidAccount::id));
+            found.sort(Comparator.comparing(PidRecord::id));
             return List.copyOf(found);
         });
     }
 
     @Override
-    public List<PidAccount> findByModule(ModuleKey module) {
+    public List<PidRecord> findByModule(ModuleKey module) {
         Preconditions.requireNonNull(module, "module");
         return session.snapshot(h -> select(h, "p.module_key = :module", Map.of("module", module.toString())));
     }
@@ -181,8 +181,8 @@ final class JdbiPidRepository implements PidRepository {
     public List<PidWithModule> loadPidWithModule() {
         return session.snapshot(h -> {
             List<ModuleConfig> modules = JdbiModuleRepository.load(h, null);
-            var byModule = new HashMap<ModuleKey, List<PidAccount>>();
-            for (PidAccount pid : select(h, null, Map.of())) {
+            var byModule = new HashMap<ModuleKey, List<PidRecord>>();
+            for (PidRecord pid : select(h, null, Map.of())) {
                 byModule.computeIfAbsent(pid.module(), m -> new ArrayList<>()).add(pid);
             }
             return modules.stream()
@@ -216,7 +216,7 @@ final class JdbiPidRepository implements PidRepository {
                             .bind("v", version)
                             .mapTo(String.class)
                             .list());
-            List<PidAccount> changed = new ArrayList<>();
+            List<PidRecord> changed = new ArrayList<>();
             for (List<String> chunk : Rows.chunks(ids)) {
                 changed.addAll(lean(h, "p.pid_id IN (" + Rows.params("id", chunk.size()) + ")", chunk));
             }
@@ -242,7 +242,7 @@ final class JdbiPidRepository implements PidRepository {
      * attribute map, and neither sorts nor copies the result: at 100,000 accounts this is the part of
      * a new leader's start that waits for the database.
      */
-    private static List<PidAccount> lean(Handle h, String where, List<String> ids) {
+    private static List<PidRecord> lean(Handle h, String where, List<String> ids) {
         String filter = where == null ? "" : " WHERE " + where;
         var attributes = new HashMap<String, Map<String, String>>();
         Rows.bindAll(
@@ -259,12 +259,12 @@ final class JdbiPidRepository implements PidRepository {
                 .setFetchSize(1_000)
                 .map((rs, ctx) -> {
                     String id = rs.getString(1);
-                    return new PidAccount(
+                    return new PidRecord(
                             id,
                             modules.computeIfAbsent(rs.getString(2), ModuleKey::parse),
                             rs.getLong(3),
                             rs.getLong(4),
-                            PidStatus.valueOf(rs.getString(5)),
+                            PidAvailability.valueOf(rs.getString(5)),
                             SealedSecret.decode(rs.getString(6)),
                             attributes.getOrDefault(id, Map.of()));
                 })
@@ -272,7 +272,7 @@ final class JdbiPidRepository implements PidRepository {
     }
 
     /** Accounts matching {@code where} (on alias {@code p}), attributes included, ordered by id. */
-    private static List<PidAccount> select(Handle h, String where, Map<String, ?> params) {
+    private static List<PidRecord> select(Handle h, String where, Map<String, ?> params) {
         String filter = where == null ? "" : " WHERE " + where;
         var attributes = new HashMap<String, Map<String, String>>();
         var attributeQuery = h.createQuery("SELECT a.pid_id, a.attr_name, a.attr_value FROM pool_pid_attribute a"
@@ -285,21 +285,21 @@ final class JdbiPidRepository implements PidRepository {
                 .list();
         var pids = new ArrayList<>(h.createQuery("SELECT " + COLUMNS + " FROM pool_pid p" + filter)
                 .bindMap(params)
-                .map((rs, ctx) -> new PidAccount(
+                .map((rs, ctx) -> new PidRecord(
                         rs.getString("pid_id"),
                         ModuleKey.parse(rs.getString("module_key")),
                         rs.getLong("monthly_quota"),
                         rs.getLong("overage_allowance"),
-                        PidStatus.valueOf(rs.getString("status")),
+                        PidAvailability.valueOf(rs.getString("status")),
                         SealedSecret.decode(rs.getString("sealed_secret")),
                         attributes.getOrDefault(rs.getString("pid_id"), Map.of())))
                 .list());
-        pids.sort(Comparator.comparing(PidAccount::id));
+        pids.sort(Comparator.comparing(PidRecord::id));
         return List.copyOf(pids);
     }
 
     private static org.jdbi.v3.core.statement.PreparedBatch bindRow(
-            org.jdbi.v3.core.statement.PreparedBatch rows, PidAccount pid) {
+            org.jdbi.v3.core.statement.PreparedBatch rows, PidRecord pid) {
         return rows.bind("id", pid.id())
                 .bind("module", pid.module().toString())
                 .bind("quota", pid.monthlyQuota())
@@ -308,10 +308,10 @@ final class JdbiPidRepository implements PidRepository {
                 .bind("secret", pid.secret().encode());
     }
 
-    private static void insertAttributes(Handle h, List<PidAccount> pids) {
+    private static void insertAttributes(Handle h, List<PidRecord> pids) {
         var rows = h.prepareBatch(
                 "INSERT INTO pool_pid_attribute (pid_id, attr_name, attr_value) VALUES (:id, :name, :value)");
-        for (PidAccount pid : pids) {
+        for (PidRecord pid : pids) {
             for (Map.Entry<String, String> attribute : pid.attributes().entrySet()) {
                 rows.bind("id", pid.id())
                         .bind("name", attribute.getKey())
@@ -362,7 +362,7 @@ final class JdbiPidRepository implements PidRepository {
         }
     }
 
-    private static void requireModules(Handle h, List<PidAccount> pids) {
+    private static void requireModules(Handle h, List<PidRecord> pids) {
         var wanted = new LinkedHashSet<String>();
         pids.forEach(pid -> wanted.add(pid.module().toString()));
         var known = new HashSet<String>();
@@ -375,7 +375,7 @@ final class JdbiPidRepository implements PidRepository {
                     .mapTo(String.class)
                     .list());
         }
-        for (PidAccount pid : pids) {
+        for (PidRecord pid : pids) {
             if (!known.contains(pid.module().toString())) {
                 throw PidPoolException.notFound("pid.module", "module %s does not exist", pid.module());
             }

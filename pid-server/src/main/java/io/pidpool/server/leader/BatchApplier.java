@@ -8,7 +8,7 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.OperationResult;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.QuotaResetLog;
 import io.pidpool.core.port.Repositories;
@@ -117,20 +117,20 @@ final class BatchApplier {
 
     private String apply(SealedOperation op, List<DbChange> changes) {
         if (op instanceof SealedOperation.Add add) {
-            Map<String, PidAccount> existing = existing(add.pidIds());
+            Map<String, PidRecord> existing = existing(add.pidIds());
             if (!existing.isEmpty()) {
                 throw PidPoolException.conflict("pids", "already exist: %s", new TreeSet<>(existing.keySet()));
             }
             ensureModule(add.module(), changes);
-            List<PidAccount> accounts = add.pids().stream()
+            List<PidRecord> accounts = add.pids().stream()
                     .map(spec -> spec.toAccount(add.module()))
                     .toList();
             repos.pids().insertAll(accounts);
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "added " + accounts.size();
         } else if (op instanceof SealedOperation.Update update) {
-            Map<String, PidAccount> existing = requireAll(update.pidIds());
-            List<PidAccount> accounts = new ArrayList<>();
+            Map<String, PidRecord> existing = requireAll(update.pidIds());
+            List<PidRecord> accounts = new ArrayList<>();
             for (SealedPidSpec spec : update.pids()) {
                 accounts.add(spec.applyTo(existing.get(spec.id())));
             }
@@ -143,9 +143,9 @@ final class BatchApplier {
             delete.pidIds().forEach(id -> changes.add(new DbChange.PidRemoved(id)));
             return "deleted " + delete.pidIds().size();
         } else if (op instanceof SealedOperation.Migrate migrate) {
-            Map<String, PidAccount> existing = requireAll(migrate.pidIds());
+            Map<String, PidRecord> existing = requireAll(migrate.pidIds());
             ensureModule(migrate.to(), changes);
-            List<PidAccount> accounts = existing.values().stream()
+            List<PidRecord> accounts = existing.values().stream()
                     .map(a -> a.withModule(migrate.to()))
                     .toList();
             repos.pids().updateAll(accounts);
@@ -173,14 +173,14 @@ final class BatchApplier {
         throw PidPoolException.invalid("operation", "unknown operation %s", op.type());
     }
 
-    private Map<String, PidAccount> existing(List<String> ids) {
-        Map<String, PidAccount> found = new HashMap<>();
+    private Map<String, PidRecord> existing(List<String> ids) {
+        Map<String, PidRecord> found = new HashMap<>();
         repos.pids().findAll(ids).forEach(a -> found.put(a.id(), a));
         return found;
     }
 
-    private Map<String, PidAccount> requireAll(List<String> ids) {
-        Map<String, PidAccount> found = existing(ids);
+    private Map<String, PidRecord> requireAll(List<String> ids) {
+        Map<String, PidRecord> found = existing(ids);
         if (found.size() != ids.size()) {
             Set<String> missing = new TreeSet<>(ids);
             missing.removeAll(found.keySet());

@@ -2,7 +2,7 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
@@ -24,7 +24,7 @@ import java.util.TreeSet;
  * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
  */
 public final class DbView {
-    private Map<String, PidAccount> pids = new HashMap<>();
+    private Map<String, PidRecord> pids = new HashMap<>();
     private Map<ModuleKey, ModuleConfig> modules = new TreeMap<>();
     /** {@link #moduleKeys()}, computed once per change (it looks at every account). */
     private Set<ModuleKey> moduleKeys;
@@ -34,7 +34,7 @@ public final class DbView {
      */
     private long version = AccountSnapshot.UNVERSIONED;
 
-    public void load(LeaderStore.Snapshot snapshot) {
+    public void load(LeaderDatabase.Snapshot snapshot) {
         fill(snapshot.modules(), snapshot.pids());
         version = AccountSnapshot.UNVERSIONED;
     }
@@ -45,7 +45,7 @@ public final class DbView {
         version = snapshot.version();
     }
 
-    private void fill(List<ModuleConfig> moduleList, List<PidAccount> pidList) {
+    private void fill(List<ModuleConfig> moduleList, List<PidRecord> pidList) {
         moduleKeys = null;
         pids = new HashMap<>(Math.max(16, pidList.size() * 4 / 3 + 1));
         modules = new TreeMap<>();
@@ -106,11 +106,11 @@ public final class DbView {
         }
     }
 
-    public PidAccount pid(String id) {
+    public PidRecord pid(String id) {
         return pids.get(id);
     }
 
-    public Map<String, PidAccount> pids() {
+    public Map<String, PidRecord> pids() {
         return pids;
     }
 
@@ -136,16 +136,16 @@ public final class DbView {
     }
 
     /** The account as PID nodes carry it: everything but the secret in clear, the secret sealed. */
-    public static AccountPayload payload(PidAccount account) {
+    public static AccountPayload payload(PidRecord account) {
         return new AccountPayload(
                 account.monthlyQuota(), account.overageAllowance(), account.secret(), account.attributes());
     }
 
     /**
-     * Whether {@code payload} is {@link #payload(PidAccount)} of {@code account}, without building it
+     * Whether {@code payload} is {@link #payload(PidRecord)} of {@code account}, without building it
      * (a full pass asks this for every held PID).
      */
-    public static boolean carries(PidAccount account, AccountPayload payload) {
+    public static boolean carries(PidRecord account, AccountPayload payload) {
         return payload != null
                 && account.monthlyQuota() == payload.monthlyQuota()
                 && account.overageAllowance() == payload.overageAllowance()

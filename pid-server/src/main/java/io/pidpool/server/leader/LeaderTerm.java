@@ -5,7 +5,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.BatchRecord;
@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * One leadership term of one node: from winning the election to losing it (or being fenced off).
  *
  * <p>On {@link #begin()}: bump {@code /epoch} (remembering the version), raise the database's leader
- * epoch to it ({@link LeaderStore#beginTerm}), {@code sync()}, load the
+ * epoch to it ({@link LeaderDatabase#beginTerm}), {@code sync()}, load the
  * database view, scan {@code /modules} into the ZooKeeper view unless the node's watcher proves that
  * view current as of a barrier after the sync ({@link TreeWatcher#proveCurrent}; the scan is what
  * happens on any doubt), and only then start serving:
@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Concurrency: every method runs on the node's serial executor (the watchers, timers and write
  * completions only enqueue tasks there), so the term's state, the {@link ZkView}, the {@link DbView}
- * and the {@link LeaderState} are never touched by two threads. Blocking calls (the election steps,
+ * and the {@link TermBookkeeping} are never touched by two threads. Blocking calls (the election steps,
  * database calls) block that executor, which is what keeps decisions in order.
  */
 final class LeaderTerm {
@@ -78,7 +78,7 @@ final class LeaderTerm {
     private final Reconciler reconciler;
     private final BatchApplier batches;
     private final DbView db = new DbView();
-    private final LeaderState state = new LeaderState();
+    private final TermBookkeeping state = new TermBookkeeping();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
     /**
      * Measures what passes cost (the pacing below): the serial thread's CPU time, not the wall
@@ -116,7 +116,7 @@ final class LeaderTerm {
     private TreeWatcher.Proof viewProof;
     /** Where this term's accounts came from (for the log line of the term start). */
     private String accountsSource = "";
-    /** Whether {@link LeaderState#rows()} holds the stored rows yet (a new term reads them after its first pass). */
+    /** Whether {@link TermBookkeeping#rows()} holds the stored rows yet (a new term reads them after its first pass). */
     private boolean rowsLoaded;
 
     /** @param onFenced runs on the serial executor when this term's writes are refused */
@@ -272,7 +272,7 @@ final class LeaderTerm {
         Map<String, Long> limits = new LinkedHashMap<>();
         for (DbChange change : applied.changes()) {
             if (change instanceof DbChange.PidPut put) {
-                PidAccount before = db.pid(put.pid().id());
+                PidRecord before = db.pid(put.pid().id());
                 if (before == null || before.hardLimit() != put.pid().hardLimit()) {
                     limits.put(put.pid().id(), put.pid().hardLimit());
                 }
@@ -398,7 +398,7 @@ final class LeaderTerm {
         return db;
     }
 
-    LeaderState state() {
+    TermBookkeeping state() {
         return state;
     }
 
@@ -442,9 +442,9 @@ final class LeaderTerm {
 
     private void loadDatabase() {
         long t0 = ctx.ticker().read();
-        LeaderStore.Snapshot snapshot = ctx.store().load();
+        LeaderDatabase.Snapshot snapshot = ctx.store().load();
         db.load(snapshot);
-        state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+        state.replay(new TermEvent.RowsLoaded(snapshot.assignments()));
         rowsLoaded = true;
         loadCooldowns(); // stored end times: a new leader does not start them over
         lastLoadNanos = ctx.ticker().read();
@@ -487,7 +487,7 @@ final class LeaderTerm {
         if (closed || rowsLoaded) {
             return;
         }
-        state.replay(new LeaderRecord.RowsLoaded(ctx.store().loadAssignments()));
+        state.replay(new TermEvent.RowsLoaded(ctx.store().loadAssignments()));
         rowsLoaded = true;
         pacing.requestFull(); // diff every row against the view
     }
@@ -502,7 +502,7 @@ final class LeaderTerm {
         Instant wall = ctx.clock().instant();
         for (Cooldown stored : ctx.store().loadCooldowns()) {
             long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
-            state.replay(new LeaderRecord.CooldownStarted(stored.pidId(), now + left));
+            state.replay(new TermEvent.CooldownStarted(stored.pidId(), now + left));
         }
     }
 
@@ -517,7 +517,7 @@ final class LeaderTerm {
         }
         rescanRunning = true;
         long number = state.rescansStarted() + 1;
-        state.replay(new LeaderRecord.RescanStarted(number));
+        state.replay(new TermEvent.RescanStarted(number));
         ZkSupport.sync(ctx.client(), "/")
                 .thenCompose(done -> ctx.scanner().scan(ctx.layout().modules(), 3))
                 .whenCompleteAsync(
@@ -537,7 +537,7 @@ final class LeaderTerm {
                                 ctx.view().pruneTombstones(TOMBSTONE_AGE);
                                 // the view is current as of this rescan's start: writes in doubt since
                                 // before it are settled (their nodes are in the view, or proven absent)
-                                state.replay(new LeaderRecord.ViewProven(number));
+                                state.replay(new TermEvent.ViewProven(number));
                                 pacing.requestFull();
                             }
                             if (rescanAgain) {
@@ -645,7 +645,7 @@ final class LeaderTerm {
         ctx.store().recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds(), token.epoch());
         if (!decision.pidUpdates().isEmpty()) {
             ctx.store().updatePids(decision.pidUpdates(), token.epoch());
-            for (PidAccount pid : decision.pidUpdates()) {
+            for (PidRecord pid : decision.pidUpdates()) {
                 db.replay(new DbChange.PidPut(pid));
             }
         }
@@ -676,7 +676,7 @@ final class LeaderTerm {
             ctx.store().removeAssignments(removals, token.epoch());
         }
         if (!upserts.isEmpty() || !removals.isEmpty()) {
-            state.replay(new LeaderRecord.RowsWritten(upserts, removals));
+            state.replay(new TermEvent.RowsWritten(upserts, removals));
         }
     }
 
@@ -719,7 +719,7 @@ final class LeaderTerm {
     /** The bookkeeping's part of sending: the intents' paths and PIDs are in flight until settled. */
     private void issued(List<Intent> intents) {
         for (Intent intent : intents) {
-            state.replay(new LeaderRecord.WriteIssued(intent));
+            state.replay(new TermEvent.WriteIssued(intent));
         }
     }
 

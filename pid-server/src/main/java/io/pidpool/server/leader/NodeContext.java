@@ -14,7 +14,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.ACL;
 
 /**
- * What a {@link LeaderTerm} borrows from the {@link PidPoolNode} that runs it; {@code viewProof} asks
+ * What a {@link LeaderTerm} borrows from the {@link ClusterMember} that runs it; {@code viewProof} asks
  * the node's {@code /modules} watcher whether {@code view} is current ({@link TreeWatcher#proveCurrent},
  * on the serial executor).
  */
@@ -23,7 +23,7 @@ record NodeContext(
         CuratorFramework client,
         ZkLayout layout,
         LeaderSettings settings,
-        LeaderStore store,
+        LeaderDatabase store,
         WarmAccounts warm,
         Repositories repositories,
         QuotaSync quota,

@@ -19,7 +19,7 @@ import java.util.Map;
  */
 public interface QuotaProvisioner {
     /**
-     * Sets each PID's hard limit ({@link io.pidpool.core.model.PidAccount#hardLimit()}: monthly quota
+     * Sets each PID's hard limit ({@link io.pidpool.core.model.PidRecord#hardLimit()}: monthly quota
      * plus overage allowance); {@code 0} for a deleted PID, which then grants nothing. Fenced by the
      * leader's epoch: a store that has seen a newer epoch refuses the write.
      *

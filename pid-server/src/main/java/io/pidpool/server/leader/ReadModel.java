@@ -4,9 +4,9 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.protocol.PidNode;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -62,18 +62,18 @@ public final class ReadModel {
     public record Pid(
             String id,
             ModuleKey module,
-            PidStatus status,
+            PidAvailability status,
             long monthlyQuota,
             long overageAllowance,
             InstanceId instance,
             PidState nodeState,
             String error) {}
 
-    static List<Module> modules(LeaderStore.Snapshot db, ZkView view) {
+    static List<Module> modules(LeaderDatabase.Snapshot db, ZkView view) {
         Map<ModuleKey, ModuleConfig> configs = new TreeMap<>();
         db.modules().forEach(m -> configs.put(m.key(), m));
-        Map<ModuleKey, List<PidAccount>> byModule = new HashMap<>();
-        for (PidAccount pid : db.pids()) {
+        Map<ModuleKey, List<PidRecord>> byModule = new HashMap<>();
+        for (PidRecord pid : db.pids()) {
             byModule.computeIfAbsent(pid.module(), k -> new ArrayList<>()).add(pid);
         }
         Set<ModuleKey> keys = new TreeSet<>(configs.keySet());
@@ -81,7 +81,7 @@ public final class ReadModel {
         keys.addAll(view.modules());
         List<Module> modules = new ArrayList<>();
         for (ModuleKey key : keys) {
-            List<PidAccount> pids = byModule.getOrDefault(key, List.of());
+            List<PidRecord> pids = byModule.getOrDefault(key, List.of());
             List<Instance> instances = instances(key, view);
             Set<String> heldHere = new java.util.HashSet<>();
             for (Instance instance : instances) {
@@ -95,7 +95,7 @@ public final class ReadModel {
             }
             int assignable = 0;
             int held = 0;
-            for (PidAccount pid : pids) {
+            for (PidRecord pid : pids) {
                 if (pid.status().assignable()) {
                     assignable++;
                 }
@@ -147,9 +147,9 @@ public final class ReadModel {
     }
 
     /** Accounts with where their node is, filtered by module and node state (null = any). */
-    static List<Pid> pids(Collection<PidAccount> accounts, ZkView view, ModuleKey module, PidState state) {
+    static List<Pid> pids(Collection<PidRecord> accounts, ZkView view, ModuleKey module, PidState state) {
         List<Pid> result = new ArrayList<>();
-        for (PidAccount account : accounts) {
+        for (PidRecord account : accounts) {
             if (module != null && !account.module().equals(module)) {
                 continue;
             }

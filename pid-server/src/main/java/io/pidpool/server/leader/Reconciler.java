@@ -5,9 +5,9 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
@@ -43,7 +43,7 @@ import org.apache.zookeeper.CreateMode;
  * leader's bookkeeping, and decides the writes that bring ZooKeeper where the database and the
  * placement policy want it. It performs no I/O: it returns {@link Intent}s (and may hand each to a
  * sink as soon as it is decided, which sends it), database row changes and alerts, and changes
- * {@link LeaderState} only through {@link LeaderState#replay} of the records it emits.
+ * {@link TermBookkeeping} only through {@link TermBookkeeping#replay} of the records it emits.
  *
  * <p>Order within a pass: housekeeping of existing nodes (acks, failures, repairs, updates) and
  * handshakes, then the placement's revokes and releases, then its adds (a new instance's handshake
@@ -68,7 +68,7 @@ final class Reconciler {
             List<Intent> intents,
             List<Assignment> rowUpserts,
             Set<String> rowRemovals,
-            List<PidAccount> pidUpdates,
+            List<PidRecord> pidUpdates,
             List<String> alerts,
             List<Cooldown> cooldownStarts,
             Set<String> cooldownEnds) {}
@@ -171,14 +171,20 @@ final class Reconciler {
     }
 
     Decision decide(
-            ZkView view, DbView db, LeaderState state, PlacementPolicy policy, Epoch epoch, long graceNanos, long now) {
+            ZkView view,
+            DbView db,
+            TermBookkeeping state,
+            PlacementPolicy policy,
+            Epoch epoch,
+            long graceNanos,
+            long now) {
         return decide(view, db, state, policy, epoch, graceNanos, now, Scope.FULL);
     }
 
     Decision decide(
             ZkView view,
             DbView db,
-            LeaderState state,
+            TermBookkeeping state,
             PlacementPolicy policy,
             Epoch epoch,
             long graceNanos,
@@ -202,12 +208,12 @@ final class Reconciler {
      *
      * <p>The sink must not change {@code state}: the pass decides against the bookkeeping as it was at
      * its start (plus the records it emits itself), exactly as without a sink; the caller records the
-     * intents as issued after the pass ({@link LeaderRecord.WriteIssued}).
+     * intents as issued after the pass ({@link TermEvent.WriteIssued}).
      */
     Decision decide(
             ZkView view,
             DbView db,
-            LeaderState state,
+            TermBookkeeping state,
             PlacementPolicy policy,
             Epoch epoch,
             long graceNanos,
@@ -235,14 +241,14 @@ final class Reconciler {
     private final class Pass {
         final ZkView view;
         final DbView db;
-        final LeaderState state;
+        final TermBookkeeping state;
         final Epoch epoch;
         final long grace;
         final long now;
         final List<Intent> intents = new ArrayList<>();
         final List<Assignment> rowUpserts = new ArrayList<>();
         final Set<String> rowRemovals = new TreeSet<>();
-        final List<PidAccount> pidUpdates = new ArrayList<>();
+        final List<PidRecord> pidUpdates = new ArrayList<>();
         final List<String> alerts = new ArrayList<>();
         final List<Cooldown> cooldownStarts = new ArrayList<>();
         final Set<String> cooldownEnds = new TreeSet<>();
@@ -270,7 +276,7 @@ final class Reconciler {
         Pass(
                 ZkView view,
                 DbView db,
-                LeaderState state,
+                TermBookkeeping state,
                 Epoch epoch,
                 long grace,
                 long now,
@@ -286,7 +292,7 @@ final class Reconciler {
             this.now = now;
         }
 
-        void emit(LeaderRecord record) {
+        void emit(TermEvent record) {
             state.replay(record);
         }
 
@@ -337,10 +343,10 @@ final class Reconciler {
                     if (instance.entry().stat().isEphemeral()) {
                         present.add(instance.key());
                         if (state.departedAt(instance.key()) != null) {
-                            emit(new LeaderRecord.Returned(instance.key()));
+                            emit(new TermEvent.Returned(instance.key()));
                         }
                         if (state.sessionOf(instance.key()) != instance.sessionId()) {
-                            emit(new LeaderRecord.Seen(instance.key(), instance.sessionId()));
+                            emit(new TermEvent.Seen(instance.key(), instance.sessionId()));
                         }
                     }
                 }
@@ -357,12 +363,12 @@ final class Reconciler {
                             }
                         }
                     }
-                    emit(new LeaderRecord.Departed(key, now, session));
+                    emit(new TermEvent.Departed(key, now, session));
                 }
             }
             for (InstanceKey key : List.copyOf(state.departed())) {
                 if (!holders.contains(key)) {
-                    emit(new LeaderRecord.Forgotten(key));
+                    emit(new TermEvent.Forgotten(key));
                 }
             }
         }
@@ -425,12 +431,12 @@ final class Reconciler {
         void cooldowns() {
             for (var e : List.copyOf(state.cooldowns().entrySet())) {
                 if (now - e.getValue() >= 0) {
-                    PidAccount account = db.pid(e.getKey());
-                    if (account != null && account.status() == PidStatus.COOLDOWN) {
-                        pidUpdates.add(account.withStatus(PidStatus.ACTIVE));
+                    PidRecord account = db.pid(e.getKey());
+                    if (account != null && account.status() == PidAvailability.COOLDOWN) {
+                        pidUpdates.add(account.withStatus(PidAvailability.ACTIVE));
                         updatedPids.add(account.id());
                     }
-                    emit(new LeaderRecord.CooldownEnded(e.getKey()));
+                    emit(new TermEvent.CooldownEnded(e.getKey()));
                     cooldownEnds.add(e.getKey());
                     alerts.add("PID " + e.getKey() + " leaves cooldown");
                 }
@@ -440,8 +446,8 @@ final class Reconciler {
             }
             // COOLDOWN without a stored end (stored before cooldowns had one, or the store failed):
             // this term does not know since when, so it starts over
-            for (PidAccount account : db.pids().values()) {
-                if (account.status() == PidStatus.COOLDOWN
+            for (PidRecord account : db.pids().values()) {
+                if (account.status() == PidAvailability.COOLDOWN
                         && !state.cooldowns().containsKey(account.id())
                         && !updatedPids.contains(account.id())) {
                     startCooldown(account.id(), "COOLDOWN without a stored end time; started over by this leader");
@@ -455,13 +461,13 @@ final class Reconciler {
          * withdraws it where it is held). Returns the wall-clock end.
          */
         Instant startCooldown(String pid, String cause) {
-            emit(new LeaderRecord.CooldownStarted(pid, now + settings.cooldown().toNanos()));
+            emit(new TermEvent.CooldownStarted(pid, now + settings.cooldown().toNanos()));
             Instant wall = clock.instant();
             Instant until = wall.plus(settings.cooldown());
-            PidAccount account = db.pid(pid);
+            PidRecord account = db.pid(pid);
             if (account != null) {
-                if (account.status() == PidStatus.ACTIVE && updatedPids.add(pid)) {
-                    pidUpdates.add(account.withStatus(PidStatus.COOLDOWN));
+                if (account.status() == PidAvailability.ACTIVE && updatedPids.add(pid)) {
+                    pidUpdates.add(account.withStatus(PidAvailability.COOLDOWN));
                 }
                 cooldownEnds.remove(pid);
                 cooldownStarts.removeIf(c -> c.pidId().equals(pid));
@@ -472,7 +478,7 @@ final class Reconciler {
 
         void failed(String pid, InstanceKey at, String reason) {
             long retry = now + settings.retryBackoff().toNanos();
-            emit(new LeaderRecord.AddFailed(pid, at, reason, retry));
+            emit(new TermEvent.AddFailed(pid, at, reason, retry));
             alerts.add("PID " + pid + " could not be taken up by " + at + ": " + reason);
             if (state.failures(pid) >= settings.maxFailures()
                     && !state.cooldowns().containsKey(pid)) {
@@ -546,7 +552,7 @@ final class Reconciler {
                 switch (node.state()) {
                     case DELETED -> {
                         if (!state.revokeSent(path)) {
-                            emit(new LeaderRecord.Draining(entry.holder(), now));
+                            emit(new TermEvent.Draining(entry.holder(), now));
                         }
                         remove(entry, "acknowledged DELETED");
                     }
@@ -570,10 +576,10 @@ final class Reconciler {
                             continue;
                         }
                         if (node.state() == PidState.ADDED && state.failures(entry.pidId()) > 0) {
-                            emit(new LeaderRecord.AddSucceeded(entry.pidId()));
+                            emit(new TermEvent.AddSucceeded(entry.pidId()));
                         }
                         // compared field by field: a full pass asks this for every held PID
-                        PidAccount account = wantedAccount(entry);
+                        PidRecord account = wantedAccount(entry);
                         if (account != null && !DbView.carries(account, node.account())) {
                             update(entry, node, DbView.payload(account), "account changed");
                         }
@@ -611,7 +617,7 @@ final class Reconciler {
                 }
             }
             if (!gone.isEmpty()) {
-                emit(new LeaderRecord.RevokesForgotten(gone));
+                emit(new TermEvent.RevokesForgotten(gone));
             }
             if (!scope.full()) {
                 return; // which instructions are gone is known only after looking at all of them
@@ -623,7 +629,7 @@ final class Reconciler {
                 }
             }
             if (!stale.isEmpty()) {
-                emit(new LeaderRecord.InstructionsForgotten(stale));
+                emit(new TermEvent.InstructionsForgotten(stale));
             }
         }
 
@@ -639,7 +645,7 @@ final class Reconciler {
             liveInstructions.add(key); // kept while the node is there (InstructionsForgotten otherwise)
             Long seen = state.instructionSeen(key);
             if (seen == null) {
-                emit(new LeaderRecord.InstructionSeen(key, now));
+                emit(new TermEvent.InstructionSeen(key, now));
                 alertOnce(
                         key,
                         "ALERT PID " + entry.pidId() + " could not be logged out by " + entry.holder() + " ("
@@ -663,7 +669,7 @@ final class Reconciler {
             liveInstructions.add(key);
             Long seen = state.instructionSeen(key);
             if (seen == null) {
-                emit(new LeaderRecord.InstructionSeen(key, now));
+                emit(new TermEvent.InstructionSeen(key, now));
                 return false;
             }
             return now - seen >= settings.ackTimeout().toNanos();
@@ -671,18 +677,18 @@ final class Reconciler {
 
         void alertOnce(String key, String message) {
             if (!state.alerted(key)) {
-                emit(new LeaderRecord.Alerted(key));
+                emit(new TermEvent.Alerted(key));
                 alerts.add(message);
             }
         }
 
         AccountPayload wantedPayload(ZkView.PidEntry entry) {
-            PidAccount account = wantedAccount(entry);
+            PidRecord account = wantedAccount(entry);
             return account == null ? null : DbView.payload(account);
         }
 
-        PidAccount wantedAccount(ZkView.PidEntry entry) {
-            PidAccount account = db.pid(entry.pidId());
+        PidRecord wantedAccount(ZkView.PidEntry entry) {
+            PidRecord account = db.pid(entry.pidId());
             return account == null || !account.module().equals(entry.holder().module()) ? null : account;
         }
 
@@ -691,7 +697,7 @@ final class Reconciler {
          * before it was spoiled: overwrite it with a well-formed DELETING, wait for DELETED.
          */
         void repair(ZkView.PidEntry entry, long session, String problem) {
-            PidAccount account = db.pid(entry.pidId());
+            PidRecord account = db.pid(entry.pidId());
             AccountPayload payload = account != null ? DbView.payload(account) : null;
             if (payload == null && entry.node() != null) {
                 payload = entry.node().account();
@@ -877,15 +883,15 @@ final class Reconciler {
             Map<ModuleKey, Map<String, Long>> cooling = new HashMap<>();
             ModuleKey lastModule = null;
             List<String> lastIds = null;
-            for (PidAccount account : db.pids().values()) {
+            for (PidRecord account : db.pids().values()) {
                 // a PID in cooldown is desired but cooling: the planner itself sees it as unassignable
-                boolean wanted = account.status().assignable() || account.status() == PidStatus.COOLDOWN;
+                boolean wanted = account.status().assignable() || account.status() == PidAvailability.COOLDOWN;
                 if (wanted && !state.backingOff(account.id(), now)) {
                     Long until = state.cooldowns().get(account.id());
                     if (until != null) {
                         cooling.computeIfAbsent(account.module(), k -> new HashMap<>())
                                 .put(account.id(), until);
-                    } else if (account.status() == PidStatus.COOLDOWN) {
+                    } else if (account.status() == PidAvailability.COOLDOWN) {
                         // its cooldown ended in this pass; ACTIVE is written after the pass
                         wantedIds.computeIfAbsent(account.module(), k -> new ArrayList<>());
                         continue;
@@ -983,7 +989,7 @@ final class Reconciler {
             }
             for (String key : state.alertKeys()) {
                 if (key.startsWith("signal:") && !active.contains(key)) {
-                    emit(new LeaderRecord.AlertCleared(key));
+                    emit(new TermEvent.AlertCleared(key));
                 }
             }
             int steps = placement.steps().size();
@@ -1078,7 +1084,7 @@ final class Reconciler {
 
         void applyAdd(PlacementPolicy.Add step) {
             String pid = step.pid();
-            PidAccount account = db.pid(pid);
+            PidRecord account = db.pid(pid);
             if (account == null
                     || !account.module().equals(step.module())
                     || !account.status().assignable()

@@ -2,7 +2,7 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.Cooldown;
@@ -13,13 +13,13 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * {@link LeaderStore} over the core repositories (Jdbi in production, in-memory fakes in tests). Every
+ * {@link LeaderDatabase} over the core repositories (Jdbi in production, in-memory fakes in tests). Every
  * write is one unit of work that ends with a check of the store's leader epoch ({@link
  * io.pidpool.core.port.LeaderFence#check}), so it commits only while the writer's term is the newest.
  *
  * <p>Concurrency: thread-safe, as the repositories are.
  */
-public final class RepositoryLeaderStore implements LeaderStore {
+public final class RepositoryLeaderStore implements LeaderDatabase {
     private final Repositories repositories;
     private final CooldownRepository cooldowns;
 
@@ -104,7 +104,7 @@ public final class RepositoryLeaderStore implements LeaderStore {
     }
 
     @Override
-    public void updatePids(Collection<PidAccount> pids, Epoch epoch) {
+    public void updatePids(Collection<PidRecord> pids, Epoch epoch) {
         fenced(epoch, () -> repositories.pids().updateAll(pids));
     }
 

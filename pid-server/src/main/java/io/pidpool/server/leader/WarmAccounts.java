@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * A follower's copy of the accounts ({@link DbView}), kept close to the database so that a new leader
  * need not load 100,000 accounts before it serves. It is only a head start: the term that
  * {@link #take()}s it must bring it to the database's current account version with
- * {@link LeaderStore#changesSince(long)} before using it, and loads everything if the store cannot
+ * {@link LeaderDatabase#changesSince(long)} before using it, and loads everything if the store cannot
  * say what changed ({@link LeaderTerm}'s start). A copy that is behind is therefore never used as it
  * is; it costs the term only the changes it lacks.
  *
@@ -38,7 +38,7 @@ final class WarmAccounts implements AutoCloseable {
      */
     static final Duration RESUME_DELAY = Duration.ofSeconds(10);
 
-    private final LeaderStore store;
+    private final LeaderDatabase store;
     private final Duration interval;
     private final Ticker ticker;
     private final ScheduledExecutorService thread;
@@ -49,7 +49,7 @@ final class WarmAccounts implements AutoCloseable {
     /** Ticker time before which no refresh runs (set by {@link #resume()}). */
     private long notBefore;
 
-    WarmAccounts(LeaderStore store, Duration interval, Ticker ticker, String nodeId) {
+    WarmAccounts(LeaderDatabase store, Duration interval, Ticker ticker, String nodeId) {
         this.store = store;
         this.interval = interval;
         this.ticker = ticker;

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * What a leadership term does with the outcome of one sent write, apart from the reads it leads to:
- * the bookkeeping ({@link LeaderRecord#outcome}: an unknown outcome keeps the intent in doubt until a
+ * the bookkeeping ({@link TermEvent#outcome}: an unknown outcome keeps the intent in doubt until a
  * rescan started after it proves the view), the view (a committed write's nodes are replayed from
  * its results), and the pacing (a failed write asks for a placement; an add or handshake the
  * placement counted needs none). The term then re-reads what {@link #settle} answers and asks for a
@@ -38,15 +38,15 @@ final class WriteSettlement {
             Intent intent,
             List<WriteResult> results,
             PidPoolException failure,
-            LeaderState state,
+            TermBookkeeping state,
             ZkView view,
             PassPacing pacing) {
-        state.replay(LeaderRecord.outcome(intent, failure == null ? null : failure.code()));
+        state.replay(TermEvent.outcome(intent, failure == null ? null : failure.code()));
         if (intent.pid() != null) {
             view.markDirty(intent.pid()); // a pass may have skipped it while the write was in flight
         }
         if (failure == null && intent.kind() == Intent.Kind.REVOKE) {
-            intent.writes().forEach(w -> state.replay(new LeaderRecord.RevokeSent(w.path())));
+            intent.writes().forEach(w -> state.replay(new TermEvent.RevokeSent(w.path())));
         }
         if (failure != null) {
             if (failure.code() == ErrorCode.FENCED) {

@@ -14,7 +14,7 @@ import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.http.RejectedWrite;
 import io.pidpool.server.leader.BatchValidator;
-import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.ReadModel;
 import java.time.Clock;
 import java.time.Duration;
@@ -31,7 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The operator facade backed by this server's {@link PidPoolNode}: reads from its read model
+ * The operator facade backed by this server's {@link ClusterMember}: reads from its read model
  * (database + its ZooKeeper view; a follower answers too), batches through its {@code
  * BatchService} after the early checks of {@link BatchValidator} (in the transaction that records
  * the batch and its audit row), the batch history and the audit trail from the database. Thread-safe,
@@ -42,7 +42,7 @@ final class NodeOperatorApi implements OperatorApi {
     static final String REJECTED = "write.rejected";
     private static final MonthlyWindow WINDOW = new MonthlyWindow(ZoneOffset.UTC);
 
-    private final PidPoolNode node;
+    private final ClusterMember node;
     private final Repositories repos;
     private final LongSupplier ids;
     private final Clock clock;
@@ -53,7 +53,7 @@ final class NodeOperatorApi implements OperatorApi {
      *     early checks of a batch)
      * @param ids Snowflake ids for audit rows
      */
-    NodeOperatorApi(PidPoolNode node, Repositories repos, LongSupplier ids, Clock clock) {
+    NodeOperatorApi(ClusterMember node, Repositories repos, LongSupplier ids, Clock clock) {
         this.node = Objects.requireNonNull(node, "node");
         this.repos = Objects.requireNonNull(repos, "repos");
         this.ids = Objects.requireNonNull(ids, "ids");
@@ -154,7 +154,7 @@ final class NodeOperatorApi implements OperatorApi {
 
     @Override
     public Optional<PidDetail> pid(String id) {
-        Optional<io.pidpool.core.model.PidAccount> account = repos.pids().find(id);
+        Optional<io.pidpool.core.model.PidRecord> account = repos.pids().find(id);
         if (account.isEmpty()) {
             return Optional.empty();
         }

@@ -4,7 +4,7 @@ import io.pidpool.core.advice.UsageAssembly.ModuleFacts;
 import io.pidpool.core.advice.UsageAssembly.PidFacts;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.server.jdbc.JdbiModuleMoves;
-import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.ReadModel;
 import io.pidpool.server.usage.UsageFacts;
 import io.pidpool.server.usage.UsageMetrics;
@@ -16,15 +16,15 @@ import java.util.Set;
 
 /** {@link UsageFacts} and the metrics' server state from the coordination node's read model (database + its ZooKeeper view). */
 public final class NodeUsageFacts implements UsageFacts, UsageMetrics.ServerState {
-    private final PidPoolNode node;
+    private final ClusterMember node;
     private final JdbiModuleMoves moves;
 
-    NodeUsageFacts(PidPoolNode node) {
+    NodeUsageFacts(ClusterMember node) {
         this(node, null);
     }
 
     /** @param moves {@code null}: module usage is always estimated */
-    public NodeUsageFacts(PidPoolNode node, JdbiModuleMoves moves) {
+    public NodeUsageFacts(ClusterMember node, JdbiModuleMoves moves) {
         this.node = node;
         this.moves = moves;
     }

@@ -22,8 +22,8 @@ import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.QuotaProvisioner;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
 import io.pidpool.server.security.SecretRotationRoutes;
@@ -67,7 +67,7 @@ import org.slf4j.LoggerFactory;
  * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
  * while {@code start()} is still running on another thread.
  *
- * <p>The coordination node ({@link PidPoolNode}: election, views, batches) gets its own ZooKeeper
+ * <p>The coordination node ({@link ClusterMember}: election, views, batches) gets its own ZooKeeper
  * session; the server's client serves the health check and the Snowflake worker-id slot that
  * numbers batches and audit rows, and the in-process pid-worker ({@code worker.enabled}), which
  * also runs the usage ledger sync ({@link UsageSyncService}: one task per quota shard, topped up every
@@ -93,7 +93,7 @@ public final class PidServer implements AutoCloseable {
     private volatile Database database;
     private volatile RedissonClient redisson;
     private volatile ClusterSnowflakeIds ids;
-    private volatile PidPoolNode node;
+    private volatile ClusterMember node;
     private volatile WorkerPool workers;
     private volatile UsageSyncService usageSync;
     private volatile UsageMonitor usage;
@@ -292,7 +292,7 @@ public final class PidServer implements AutoCloseable {
     }
 
     /** The coordination node: election, views, batches. */
-    public PidPoolNode node() {
+    public ClusterMember node() {
         return requireStarted(node);
     }
 
@@ -344,10 +344,10 @@ public final class PidServer implements AutoCloseable {
         return client;
     }
 
-    private PidPoolNode buildNode(QuotaProvisioner quota) {
+    private ClusterMember buildNode(QuotaProvisioner quota) {
         var zk = config.zookeeper();
         LeaderSettings settings = advice.leaderSettings(LeaderSettings.defaults());
-        return PidPoolNode.builder()
+        return ClusterMember.builder()
                 .nodeId(nodeId)
                 .connectString(zk.connect())
                 .cluster(config.cluster())
@@ -395,7 +395,7 @@ public final class PidServer implements AutoCloseable {
                 .start();
     }
 
-    private void startNode(PidPoolNode started) {
+    private void startNode(ClusterMember started) {
         try {
             started.start();
         } catch (PidPoolException e) {
@@ -435,12 +435,12 @@ public final class PidServer implements AutoCloseable {
     /** Opens the pool and migrates the schema ({@link Database#open}); UNAVAILABLE names the url. */
     private static Database openDatabase(DatabaseConfig db) {
         try {
-            return Database.open(new io.pidpool.server.jdbc.DatabaseConfig(
+            return Database.open(new io.pidpool.server.jdbc.JdbcSettings(
                     db.url(),
                     db.user().isEmpty() ? null : db.user(),
                     db.password().isEmpty() ? null : db.password(),
                     db.maxPoolSize(),
-                    io.pidpool.server.jdbc.DatabaseConfig.DEFAULT_CONNECTION_TIMEOUT));
+                    io.pidpool.server.jdbc.JdbcSettings.DEFAULT_CONNECTION_TIMEOUT));
         } catch (PidPoolException e) {
             throw new PidPoolException(e.code(), "database.url", e.getMessage() + " (database.url)", e);
         }

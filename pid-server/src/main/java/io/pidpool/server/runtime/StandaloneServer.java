@@ -4,13 +4,13 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.config.DatabaseConfig;
+import io.pidpool.server.config.EmbeddedWorkerConfig;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.RedisConfig;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.SecurityConfig;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.config.TokenConfig;
-import io.pidpool.server.config.WorkerConfig;
 import io.pidpool.server.config.ZooKeeperConfig;
 import io.pidpool.server.embedded.EmbeddedRedis;
 import io.pidpool.server.embedded.EmbeddedZooKeeper;
@@ -110,7 +110,7 @@ public final class StandaloneServer implements AutoCloseable {
                     new RedisConfig(redis.address(), "", 0, null),
                     new DatabaseConfig(H2Files.url(dir.resolve("db")), "", "", 5),
                     new SecurityConfig(secretKey, List.of(new TokenConfig("admin", adminToken, Role.ADMIN))),
-                    new WorkerConfig(true));
+                    new EmbeddedWorkerConfig(true));
             PidServer pidServer = lifecycle.add("pid-server", new PidServer(config));
             server.set(pidServer);
             pidServer.start();

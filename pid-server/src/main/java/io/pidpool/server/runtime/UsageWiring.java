@@ -7,7 +7,7 @@ import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.http.UsageRoutes;
 import io.pidpool.server.jdbc.Database;
-import io.pidpool.server.leader.PidPoolNode;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.redis.RedisUsageReader;
 import io.pidpool.server.usage.UsageMetrics;
 import io.pidpool.server.usage.UsageMonitor;
@@ -54,7 +54,7 @@ final class UsageWiring {
      * log), which lets {@code advice.autoApply} act on it.
      */
     static UsageMonitor monitor(
-            ServerConfig config, RedissonClient redisson, PidPoolNode node, Database database, Clock clock) {
+            ServerConfig config, RedissonClient redisson, ClusterMember node, Database database, Clock clock) {
         Duration interval = Duration.ofMillis(config.monitoring().scanIntervalMs());
         return new UsageMonitor(
                         new NodeUsageFacts(node, database.moduleMoves()),
@@ -72,7 +72,7 @@ final class UsageWiring {
             io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry,
             UsageMonitor usage,
             UsageSyncService sync,
-            PidPoolNode node) {
+            ClusterMember node) {
         return new UsageRoutes(usage, new UsageMetrics(registry, usage, new NodeUsageFacts(node), usage, sync));
     }
 }

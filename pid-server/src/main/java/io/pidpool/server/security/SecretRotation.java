@@ -7,7 +7,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
@@ -88,7 +88,7 @@ public final class SecretRotation {
     public Status status() {
         Map<String, Integer> byKey = new TreeMap<>();
         int stale = 0;
-        for (PidAccount account : accounts()) {
+        for (PidRecord account : accounts()) {
             byKey.merge(account.secret().keyId(), 1, Integer::sum);
             if (!account.secret().keyId().equals(sealer.currentKeyId())) {
                 stale++;
@@ -116,7 +116,7 @@ public final class SecretRotation {
         List<PidSpec> specs = new ArrayList<>();
         List<String> unopenable = new ArrayList<>();
         java.util.Set<String> unknownKeys = new java.util.TreeSet<>();
-        for (PidAccount account : accounts()) {
+        for (PidRecord account : accounts()) {
             if (account.secret().keyId().equals(current)) {
                 continue;
             }
@@ -153,8 +153,8 @@ public final class SecretRotation {
         return new Report(current, specs.size(), List.copyOf(unopenable), List.copyOf(batches));
     }
 
-    private List<PidAccount> accounts() {
-        List<PidAccount> all = new ArrayList<>();
+    private List<PidRecord> accounts() {
+        List<PidRecord> all = new ArrayList<>();
         for (PidWithModule module : pids.loadPidWithModule()) {
             all.addAll(module.pids());
         }

@@ -15,8 +15,8 @@ import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.QuotaMonth;
 import io.pidpool.server.config.AdviceConfig;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.redis.RedisQuotaProvisioner;
 import io.pidpool.server.redis.RedisUsageReader;
 import io.pidpool.server.runtime.NodeUsageFacts;
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
 import org.redisson.api.RedissonClient;
 
 /**
- * Monitoring and advice with the real leader: a {@link PidPoolNode} on curator-test ZooKeeper and
+ * Monitoring and advice with the real leader: a {@link ClusterMember} on curator-test ZooKeeper and
  * H2, its quota provisioned in a real Redis, the {@link AdviceSetup} wired as {@code PidServer} does
  * (leader sink, cooldown threshold, monitor, auto-apply), usage spent through the Redis quota ledger.
  */
@@ -98,7 +98,7 @@ class AdviceIT {
                 new AdviceConfig.AutoApplyConfig(true, 1, 3_600_000, true));
     }
 
-    PidPoolNode startLeader() {
+    ClusterMember startLeader() {
         setup = new AdviceSetup(
                 config(),
                 "test",
@@ -108,7 +108,7 @@ class AdviceIT {
                 ids::incrementAndGet,
                 clock);
         LeaderSettings settings = setup.leaderSettings(TestCluster.settings());
-        PidPoolNode node = cluster.startNode("s1", b -> b.quotaProvisioner(provisioner)
+        ClusterMember node = cluster.startNode("s1", b -> b.quotaProvisioner(provisioner)
                 .quotaReconcileInterval(Duration.ofSeconds(1))
                 .settings(settings)
                 .placement(setup.placement(settings))
@@ -118,7 +118,7 @@ class AdviceIT {
     }
 
     /** The leader's usage scan as the server runs it, every 300 ms. */
-    UsageMonitor usageScan(PidPoolNode node) {
+    UsageMonitor usageScan(ClusterMember node) {
         usage = new UsageMonitor(
                         new NodeUsageFacts(node, cluster.database.moduleMoves()),
                         new RedisUsageReader(redis, provisioner.ledger().keys()),
@@ -150,7 +150,7 @@ class AdviceIT {
     void theLeaderAutoAppliesOneThrottledAuditedMigrateThatMovesQuotaToTheModuleThatIsShort() {
         List<String> shortPids = cluster.addPids(SHORT, 1, "a", 2);
         List<String> slackPids = cluster.addPids(SLACK, 1, "b", 4);
-        PidPoolNode node = startLeader();
+        ClusterMember node = startLeader();
         shortPids.forEach(pid -> spendAll(pid, 10_000));
 
         setup.startMonitor(node, cluster.repositories, usageScan(node));

@@ -15,7 +15,7 @@ import io.pidpool.core.advice.UsageSnapshot;
 import io.pidpool.core.fake.InMemoryAlertStore;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.testing.ManualClock;
@@ -59,7 +59,7 @@ class AlertServiceTest {
                 new MonthlyWindow(ZoneOffset.UTC),
                 OverageTariff.free(),
                 List.of(ModuleUsage.of(ModuleConfig.of(FIN, 1), 1, used)),
-                List.of(new PidUsage("u1", FIN, 1_000, 100_000, used, PidStatus.ACTIVE)));
+                List.of(new PidUsage("u1", FIN, 1_000, 100_000, used, PidAvailability.ACTIVE)));
         return UsageProjector.blended().project(snapshot);
     }
 

@@ -17,7 +17,7 @@ import io.pidpool.core.advice.UsageSnapshot;
 import io.pidpool.core.fake.InMemoryAlertStore;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.server.advice.AdviceApi;
@@ -171,10 +171,10 @@ class AdviceRoutesTest {
                         ModuleUsage.of(ModuleConfig.of(FIN, 1), 1, 1_000),
                         ModuleUsage.of(ModuleConfig.of(OPS, 1), 1, 0)),
                 List.of(
-                        new PidUsage("f1", FIN, 1_000, 5_000, 1_000, PidStatus.ACTIVE),
-                        new PidUsage("o1", OPS, 1_000, 0, 0, PidStatus.ACTIVE),
-                        new PidUsage("o2", OPS, 1_000, 0, 0, PidStatus.ACTIVE),
-                        new PidUsage("o3", OPS, 1_000, 0, 0, PidStatus.ACTIVE)));
+                        new PidUsage("f1", FIN, 1_000, 5_000, 1_000, PidAvailability.ACTIVE),
+                        new PidUsage("o1", OPS, 1_000, 0, 0, PidAvailability.ACTIVE),
+                        new PidUsage("o2", OPS, 1_000, 0, 0, PidAvailability.ACTIVE),
+                        new PidUsage("o3", OPS, 1_000, 0, 0, PidAvailability.ACTIVE)));
         Recommendations r = new Recommender(RecommenderPolicy.defaults())
                 .recommend(UsageProjector.blended().project(snapshot));
         assertThat(r.isEmpty()).isFalse();

@@ -14,9 +14,9 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.TokenConfig;
@@ -845,7 +845,7 @@ class HttpApiTest {
         @Test
         void onePidWithAttributesNeverItsSecretAnd404ForAnUnknownId() {
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidStatus.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, "", 7));
+                    "u1", fin, PidAvailability.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, "", 7));
             api.attributes.put("u1", Map.of("region", "eu", "tier", "gold"));
             Answer a = get("/api/v1/pids/u1", VIEWER);
             assertThat(a.status()).as(a.text()).isEqualTo(200);
@@ -959,10 +959,10 @@ class HttpApiTest {
             ModuleKey fin = ModuleKey.parse("fin#risk#scorer");
             ModuleKey ops = ModuleKey.parse("ops#chat#bot");
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidStatus.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, ""));
-            api.pids.add(new OperatorApi.PidView("u2", fin, PidStatus.COOLDOWN, 10, 0, null, null, ""));
+                    "u1", fin, PidAvailability.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, ""));
+            api.pids.add(new OperatorApi.PidView("u2", fin, PidAvailability.COOLDOWN, 10, 0, null, null, ""));
             api.pids.add(new OperatorApi.PidView(
-                    "u3", ops, PidStatus.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, ""));
+                    "u3", ops, PidAvailability.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, ""));
         }
 
         @Test

@@ -29,7 +29,7 @@ class DatabaseBootstrapIT {
     @Test
     void migratesOnceAndReopensWithoutChangesOnEveryDatabase() {
         for (TestDatabase db : SharedTestDatabases.available()) {
-            try (Database again = Database.open(DatabaseConfig.of(db.url(), null, null))) {
+            try (Database again = Database.open(JdbcSettings.of(db.url(), null, null))) {
                 var info = Flyway.configure()
                         .dataSource(again.dataSource())
                         .locations(Database.MIGRATIONS)
@@ -62,7 +62,7 @@ class DatabaseBootstrapIT {
             })
     void anUnreachableDatabaseIsUnavailable(String url) {
         Throwable thrown = catchThrowable(() ->
-                Database.open(DatabaseConfig.of(url, "pidpool", "not-logged").withPool(1, Duration.ofMillis(500))));
+                Database.open(JdbcSettings.of(url, "pidpool", "not-logged").withPool(1, Duration.ofMillis(500))));
 
         assertThat(thrown).isInstanceOf(PidPoolException.class);
         var e = (PidPoolException) thrown;

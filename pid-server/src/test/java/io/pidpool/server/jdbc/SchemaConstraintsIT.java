@@ -7,8 +7,8 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.Deduction;
 import io.pidpool.core.port.Refund;
@@ -56,12 +56,12 @@ class SchemaConstraintsIT {
         Repositories repos = db.fresh(clock);
         repos.modules().put(ModuleConfig.of(FIN, 2));
         repos.pids()
-                .insert(new PidAccount(
+                .insert(new PidRecord(
                         "u1",
                         FIN,
                         100,
                         0,
-                        PidStatus.ACTIVE,
+                        PidAvailability.ACTIVE,
                         new SealedSecret("k1", "x".getBytes(StandardCharsets.UTF_8)),
                         Map.of()));
         repos.usage().recordDeduction(new Deduction("d1", "u1", "c1", 1, 5, YearMonth.of(2025, 7), clock.instant()));

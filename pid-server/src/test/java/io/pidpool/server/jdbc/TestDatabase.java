@@ -54,7 +54,7 @@ final class TestDatabase implements AutoCloseable {
         this.url = url;
         this.adminUrl = adminUrl;
         // 8 connections: the refund races run 6 threads at once
-        this.database = Database.open(DatabaseConfig.of(url, null, null).withPool(8, Duration.ofSeconds(30)));
+        this.database = Database.open(JdbcSettings.of(url, null, null).withPool(8, Duration.ofSeconds(30)));
     }
 
     static String randomName() {

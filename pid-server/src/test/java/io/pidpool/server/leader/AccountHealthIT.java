@@ -7,7 +7,7 @@ import io.pidpool.client.PidAccount;
 import io.pidpool.client.PidClient;
 import io.pidpool.client.PidListener;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.port.CooldownRepository;
 import io.pidpool.server.testing.TestCluster;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Account health end to end: the real leader ({@link PidPoolNode}: curator-test ZooKeeper on loopback,
+ * Account health end to end: the real leader ({@link ClusterMember}: curator-test ZooKeeper on loopback,
  * H2 through the Jdbi adapters, cooldowns stored in {@code pool_pid_cooldown}) and two real {@link
  * PidClient}s. A client's login-failure or login-conflict report reaches the leader through the PID
  * node; the PID is revoked from the reporter, handed to nobody while it cools down, handed out again
@@ -72,8 +72,8 @@ class AccountHealthIT {
         assertThat(violations).as("double logins").isEmpty();
     }
 
-    PidPoolNode startLeader(String id, Duration cooldown) {
-        PidPoolNode node =
+    ClusterMember startLeader(String id, Duration cooldown) {
+        ClusterMember node =
                 cluster.startNode(id, b -> b.settings(TestCluster.settings().withCooldown(cooldown))
                         .cooldowns(cooldowns)
                         .alerts(alerts::add));
@@ -136,7 +136,7 @@ class AccountHealthIT {
     @Test
     void aReportedLoginFailureRevokesThePidKeepsItFromEveryoneDuringTheCooldownAndHandsItOutAfterwards() {
         Duration cooldown = Duration.ofSeconds(3);
-        PidPoolNode leader = startLeader("s1", cooldown);
+        ClusterMember leader = startLeader("s1", cooldown);
         PidClient a = startClient("a", null);
         awaitUntil("a holds " + PID, () -> a.heldPids().equals(Set.of(PID)));
         PidClient b = startClient("b", null);
@@ -162,7 +162,7 @@ class AccountHealthIT {
         Cooldown stored = storedCooldown(PID).orElseThrow();
         assertThat(stored.cause()).contains("LOGIN_FAILURE", "password expired", "a-");
         assertThat(Duration.between(stored.startedAt(), stored.until())).isEqualTo(cooldown);
-        assertThat(cluster.pid(PID).status()).isEqualTo(PidStatus.COOLDOWN);
+        assertThat(cluster.pid(PID).status()).isEqualTo(PidAvailability.COOLDOWN);
         assertThat(alerts).anyMatch(m -> m.contains("ALERT PID " + PID + " LOGIN_FAILURE (password expired)"));
 
         // handed out again after the end, to one instance, and not a moment before
@@ -178,7 +178,7 @@ class AccountHealthIT {
                 .isGreaterThanOrEqualTo(0);
         awaitUntil(
                 "status ACTIVE, stored cooldown gone",
-                () -> cluster.pid(PID).status() == PidStatus.ACTIVE
+                () -> cluster.pid(PID).status() == PidAvailability.ACTIVE
                         && storedCooldown(PID).isEmpty());
         assertThat(alerts).contains("PID " + PID + " leaves cooldown");
         assertThat(a.heldPids().size() + b.heldPids().size()).isEqualTo(1);
@@ -186,7 +186,7 @@ class AccountHealthIT {
 
     @Test
     void aNewLeaderKeepsTheStoredEndTimeAndAnOperatorMayShortenIt() {
-        PidPoolNode first = startLeader("s1", Duration.ofHours(1));
+        ClusterMember first = startLeader("s1", Duration.ofHours(1));
         PidClient a = startClient("a", null);
         awaitUntil("a holds " + PID, () -> a.heldPids().equals(Set.of(PID)));
         PidClient b = startClient("b", null);
@@ -202,7 +202,7 @@ class AccountHealthIT {
 
         // the leader goes; its successor is configured with a much longer cooldown
         first.close();
-        PidPoolNode second = startLeader("s2", Duration.ofDays(1));
+        ClusterMember second = startLeader("s2", Duration.ofDays(1));
         long passes = second.passes();
         awaitUntil("the successor has reconciled a few times", () -> second.passes() >= passes + 5);
         long leftNanos = second.cooldownsForTests().get(PID) - System.nanoTime();
@@ -222,13 +222,13 @@ class AccountHealthIT {
                 () -> a.heldPids().contains(PID) || b.heldPids().contains(PID));
         awaitUntil(
                 "status ACTIVE, stored cooldown gone",
-                () -> cluster.pid(PID).status() == PidStatus.ACTIVE
+                () -> cluster.pid(PID).status() == PidAvailability.ACTIVE
                         && storedCooldown(PID).isEmpty());
     }
 
     @Test
     void aConflictReportedFromInsideAThrowingOnAssignedCoolsDownAtOnceInsteadOfBeingRetried() {
-        PidPoolNode leader = startLeader("s1", Duration.ofHours(1));
+        ClusterMember leader = startLeader("s1", Duration.ofHours(1));
         PidClient a = startClient("a", (self, account) -> {
             assertThat(self[0].reportLoginConflict(account.id(), "platform: second terminal"))
                     .isTrue();
@@ -242,7 +242,7 @@ class AccountHealthIT {
                 .as("not retried (the retry policy would try 3 times)")
                 .hasSize(1);
         assertThat(storedCooldown(PID)).isPresent();
-        assertThat(cluster.pid(PID).status()).isEqualTo(PidStatus.COOLDOWN);
+        assertThat(cluster.pid(PID).status()).isEqualTo(PidAvailability.COOLDOWN);
         assertThat(alerts).anyMatch(m -> m.contains("LOGIN_CONFLICT (platform: second terminal)"));
         assertThat(alerts).noneMatch(m -> m.contains("failed 3 times"));
         assertThat(a.heldPids()).isEmpty();

@@ -29,7 +29,7 @@ class AllocationIT {
         List<String> c = cluster.addPids(C, 3, "c", 250);
         // slots: each module is pre-split for its configured servers, so instances starting one by one
         // each find their share and nothing is reshuffled while they come up
-        PidPoolNode node = cluster.startNode(
+        ClusterMember node = cluster.startNode(
                 "s1", builder -> builder.settings(TestCluster.settings().withRebalanceDelay(Duration.ofMinutes(1))));
         for (int i = 0; i < 4; i++) {
             cluster.startInstance(A);

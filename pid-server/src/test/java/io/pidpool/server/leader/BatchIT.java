@@ -39,12 +39,12 @@ class BatchIT {
     @RegisterExtension
     final TestCluster cluster = new TestCluster();
 
-    PidPoolNode awaitLeader() {
+    ClusterMember awaitLeader() {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);
         return cluster.leader();
     }
 
-    PidPoolNode aFollower() {
+    ClusterMember aFollower() {
         return cluster.nodes.stream().filter(n -> !n.isLeader()).findFirst().orElseThrow();
     }
 
@@ -65,7 +65,7 @@ class BatchIT {
         cluster.startInstance(A);
         SimulatedInstance inB = cluster.startInstance(B);
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
-        PidPoolNode follower = aFollower();
+        ClusterMember follower = aFollower();
 
         BatchId id = follower.batches()
                 .submit(
@@ -147,7 +147,7 @@ class BatchIT {
         for (String id : List.of("s1", "s2", "s3")) {
             cluster.startNode(id, b -> b.batchHook(stallFirstAttempt));
         }
-        PidPoolNode leader = awaitLeader();
+        ClusterMember leader = awaitLeader();
         cluster.startInstance(A);
         cluster.startInstance(A);
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
@@ -158,7 +158,7 @@ class BatchIT {
         long failoverAt = System.nanoTime();
         leader.close(); // mid-transaction: rolled back, nothing committed
 
-        PidPoolNode successor = awaitLeader();
+        ClusterMember successor = awaitLeader();
         assertThat(successor).isNotSameAs(leader);
         BatchRecord done = successor.batches().await(id, Duration.ofSeconds(30)).get(40, TimeUnit.SECONDS);
         assertThat(done.status()).isEqualTo(BatchStatus.DEALED);
@@ -200,7 +200,7 @@ class BatchIT {
         for (String id : List.of("s1", "s2")) {
             cluster.startNode(id, b -> b.batchHook(stallFirstAttempt));
         }
-        PidPoolNode old = awaitLeader();
+        ClusterMember old = awaitLeader();
         cluster.startInstance(A);
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
 
@@ -211,7 +211,7 @@ class BatchIT {
                 .until(() -> cluster.nodes.stream().anyMatch(n -> n != old && n.isLeader()));
         release.countDown(); // the deposed leader's transaction goes on; the batch row serialises the two
 
-        PidPoolNode any = cluster.nodes.get(1);
+        ClusterMember any = cluster.nodes.get(1);
         BatchRecord done = any.batches().await(id, Duration.ofSeconds(30)).get(40, TimeUnit.SECONDS);
         assertThat(done.status()).isEqualTo(BatchStatus.DEALED);
         assertThat(done.results()).singleElement().satisfies(r -> assertThat(r.ok())

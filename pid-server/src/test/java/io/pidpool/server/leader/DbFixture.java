@@ -2,8 +2,8 @@ package io.pidpool.server.leader;
 
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.protocol.PidNode.AccountPayload;
 import io.pidpool.server.testing.TestCluster;
 import java.util.ArrayList;
@@ -13,14 +13,14 @@ import java.util.Map;
 /** A database view for unit tests. */
 final class DbFixture {
     final List<ModuleConfig> modules = new ArrayList<>();
-    final List<PidAccount> pids = new ArrayList<>();
+    final List<PidRecord> pids = new ArrayList<>();
 
     static AccountPayload payload(String pid) {
         return new AccountPayload(10_000, 0, TestCluster.secret(pid), Map.of());
     }
 
-    static PidAccount account(ModuleKey module, String pid) {
-        return new PidAccount(pid, module, 10_000, 0, PidStatus.ACTIVE, TestCluster.secret(pid), Map.of());
+    static PidRecord account(ModuleKey module, String pid) {
+        return new PidRecord(pid, module, 10_000, 0, PidAvailability.ACTIVE, TestCluster.secret(pid), Map.of());
     }
 
     DbFixture module(ModuleKey key, int servers, String... pidIds) {
@@ -33,7 +33,7 @@ final class DbFixture {
 
     DbView view() {
         DbView view = new DbView();
-        view.load(new LeaderStore.Snapshot(modules, pids, List.of()));
+        view.load(new LeaderDatabase.Snapshot(modules, pids, List.of()));
         return view;
     }
 }

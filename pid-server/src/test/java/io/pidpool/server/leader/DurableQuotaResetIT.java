@@ -70,8 +70,8 @@ class DurableQuotaResetIT {
         return provisioner;
     }
 
-    PidPoolNode startLeader(String id, RedisQuotaProvisioner provisioner, QuotaResetLog resets) {
-        PidPoolNode node = cluster.startNode(id, b -> b.cluster(quotaCluster)
+    ClusterMember startLeader(String id, RedisQuotaProvisioner provisioner, QuotaResetLog resets) {
+        ClusterMember node = cluster.startNode(id, b -> b.cluster(quotaCluster)
                 .quotaProvisioner(provisioner)
                 .quotaResets(resets)
                 .quotaReconcileInterval(Duration.ofMillis(500))
@@ -93,7 +93,7 @@ class DurableQuotaResetIT {
     @Test
     void aResetLostWithItsLeaderWhileRedisWasDownIsAppliedByTheNextLeaderExactlyOnce() throws Exception {
         RedisQuotaProvisioner first = provisioner("s1");
-        PidPoolNode s1 = startLeader("s1", first, cluster.database.quotaResets());
+        ClusterMember s1 = startLeader("s1", first, cluster.database.quotaResets());
         apply(s1, new Operation.Add(M, List.of(spec("p1", 40, 10))));
         await().atMost(WAIT)
                 .ignoreExceptions()
@@ -113,7 +113,7 @@ class DurableQuotaResetIT {
         assertThat(used(second.ledger())).as("the reset was lost with s1").isEqualTo(30);
 
         // a new leader: its first reconciliation applies the recorded reset
-        PidPoolNode s2 = startLeader("s2", second, cluster.database.quotaResets());
+        ClusterMember s2 = startLeader("s2", second, cluster.database.quotaResets());
         await().atMost(WAIT).until(() -> used(second.ledger()) == 0);
         assertThat(s2.quotaSync().resetsRepaired()).isEqualTo(1);
 
@@ -141,7 +141,7 @@ class DurableQuotaResetIT {
     void withoutTheResetLogTheSameResetStaysLost() throws Exception {
         // the control: the same story with QuotaResetLog.none() (what the leader did before V6)
         RedisQuotaProvisioner first = provisioner("s1");
-        PidPoolNode s1 = startLeader("s1", first, QuotaResetLog.none());
+        ClusterMember s1 = startLeader("s1", first, QuotaResetLog.none());
         apply(s1, new Operation.Add(M, List.of(spec("p1", 40, 10))));
         await().atMost(WAIT)
                 .ignoreExceptions()
@@ -152,7 +152,7 @@ class DurableQuotaResetIT {
         s1.close();
         redis.restart();
         RedisQuotaProvisioner second = provisioner("s2");
-        PidPoolNode s2 = startLeader("s2", second, QuotaResetLog.none());
+        ClusterMember s2 = startLeader("s2", second, QuotaResetLog.none());
         long start = s2.quotaSync().reconciliations();
         await().atMost(WAIT).ignoreExceptions().until(() -> s2.quotaSync().reconciliations() >= start + 3);
         assertThat(used(second.ledger())).isEqualTo(30);

@@ -24,7 +24,7 @@ class InstanceLossIT {
         List<String> pids = cluster.addPids(A, 3, "a", 60);
         // a grace well above the simulated client's detection delay (heartbeat every T/6), so that a
         // loaded build machine does not turn scheduling delays into double logins
-        PidPoolNode node =
+        ClusterMember node =
                 cluster.startNode("s1", b -> b.settings(TestCluster.settings().withGrace(Duration.ofSeconds(3))));
         SimulatedInstance victim = cluster.startInstance(A);
         SimulatedInstance one = cluster.startInstance(A);

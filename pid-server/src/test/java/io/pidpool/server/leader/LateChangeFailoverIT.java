@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.server.testing.SimulatedInstance;
 import io.pidpool.server.testing.TestCluster;
@@ -52,7 +52,7 @@ class LateChangeFailoverIT {
     void aChangeJustBeforeTheElectionIsInTheViewOfTheFirstPass() throws Exception {
         TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "w", 40, b -> b);
         List<String> pids = settled.pids();
-        PidPoolNode old = settled.leader();
+        ClusterMember old = settled.leader();
         SimulatedInstance first = settled.first();
         SimulatedInstance second = settled.second();
         Epoch oldEpoch = old.epoch();
@@ -66,11 +66,11 @@ class LateChangeFailoverIT {
         Runnable lastActOfTheOldLeader = () -> {
             try {
                 slow.set(true);
-                List<PidAccount> accounts = new ArrayList<>();
+                List<PidRecord> accounts = new ArrayList<>();
                 List<CuratorOp> creates = new ArrayList<>();
                 for (String pid : late) {
-                    PidAccount account =
-                            new PidAccount(pid, A, 10_000, 0, PidStatus.ACTIVE, TestCluster.secret(pid), Map.of());
+                    PidRecord account =
+                            new PidRecord(pid, A, 10_000, 0, PidAvailability.ACTIVE, TestCluster.secret(pid), Map.of());
                     accounts.add(account);
                     PidNode adding = PidNode.instruction(
                             pid, PidState.ADDING, oldEpoch, first.sessionId(), DbView.payload(account));
@@ -84,7 +84,7 @@ class LateChangeFailoverIT {
                 throw new IllegalStateException(e);
             }
         };
-        PidPoolNode successor = cluster.startNode("s2", b -> b.beforeTerm(lastActOfTheOldLeader));
+        ClusterMember successor = cluster.startNode("s2", b -> b.beforeTerm(lastActOfTheOldLeader));
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size());
         // a second watcher on the successor's session that takes 2 ms per event once armed: every

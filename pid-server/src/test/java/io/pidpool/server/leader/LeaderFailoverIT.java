@@ -33,7 +33,7 @@ class LeaderFailoverIT {
     @RegisterExtension
     final TestCluster cluster = new TestCluster();
 
-    PidPoolNode awaitLeader() {
+    ClusterMember awaitLeader() {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);
         return cluster.leader();
     }
@@ -44,7 +44,7 @@ class LeaderFailoverIT {
         for (String id : List.of("s1", "s2", "s3")) {
             cluster.startNode(id);
         }
-        PidPoolNode first = awaitLeader();
+        ClusterMember first = awaitLeader();
         Epoch firstEpoch = first.epoch();
         for (int i = 0; i < 4; i++) {
             cluster.startInstance(A);
@@ -54,7 +54,7 @@ class LeaderFailoverIT {
         long failoverAt = System.nanoTime();
 
         first.close();
-        PidPoolNode second = awaitLeader();
+        ClusterMember second = awaitLeader();
         assertThat(second).isNotSameAs(first);
         assertThat(second.epoch()).isEqualTo(firstEpoch.next());
         // let the new leader run its election pass, several level-triggered passes and a rescan
@@ -76,7 +76,7 @@ class LeaderFailoverIT {
         for (String id : List.of("s1", "s2", "s3")) {
             cluster.startNode(id);
         }
-        PidPoolNode old = awaitLeader();
+        ClusterMember old = awaitLeader();
         SimulatedInstance holder = cluster.startInstance(A);
         await().atMost(Duration.ofSeconds(40)).until(() -> holder.held().size() == 40);
 
@@ -126,7 +126,7 @@ class LeaderFailoverIT {
         assertThat(PidNode.decode(reader.getData().forPath(path)).state()).isEqualTo(PidState.ADDING);
 
         // the new leader keeps both halves where they are: nothing held moves because of the failover
-        PidPoolNode current = cluster.leader();
+        ClusterMember current = cluster.leader();
         await().atMost(Duration.ofSeconds(10)).until(() -> current.passes() >= 5);
         assertThat(holder.held()).hasSize(20);
         assertThat(holder.events()).noneMatch(e -> e.nanos() > afterFailover);

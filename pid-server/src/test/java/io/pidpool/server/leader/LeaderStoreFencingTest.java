@@ -14,9 +14,9 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Cooldown;
@@ -42,11 +42,12 @@ class LeaderStoreFencingTest {
 
     final Repositories repos = InMemoryDatabase.create().repositories();
     final InMemoryCooldownRepository cooldowns = new InMemoryCooldownRepository(repos.pids());
-    final LeaderStore leaderA = new RepositoryLeaderStore(repos, cooldowns);
-    final LeaderStore leaderB = new RepositoryLeaderStore(repos, cooldowns);
+    final LeaderDatabase leaderA = new RepositoryLeaderStore(repos, cooldowns);
+    final LeaderDatabase leaderB = new RepositoryLeaderStore(repos, cooldowns);
 
-    static PidAccount pid(String id, ModuleKey module, long quota) {
-        return new PidAccount(id, module, quota, 0, PidStatus.ACTIVE, new SealedSecret("k", id.getBytes()), Map.of());
+    static PidRecord pid(String id, ModuleKey module, long quota) {
+        return new PidRecord(
+                id, module, quota, 0, PidAvailability.ACTIVE, new SealedSecret("k", id.getBytes()), Map.of());
     }
 
     @BeforeEach
@@ -62,12 +63,12 @@ class LeaderStoreFencingTest {
     void aDeposedLeaderCannotUndoItsSuccessorsPidUpdate() {
         leaderB.updatePids(List.of(pid("u1", OPS, 50)), B); // B's MIGRATE + UPDATE
 
-        expectFenced(() -> leaderA.updatePids(List.of(pid("u1", FIN, 100).withStatus(PidStatus.COOLDOWN)), A));
+        expectFenced(() -> leaderA.updatePids(List.of(pid("u1", FIN, 100).withStatus(PidAvailability.COOLDOWN)), A));
 
-        PidAccount stored = repos.pids().find("u1").orElseThrow();
+        PidRecord stored = repos.pids().find("u1").orElseThrow();
         assertThat(stored.module()).isEqualTo(OPS);
         assertThat(stored.monthlyQuota()).isEqualTo(50);
-        assertThat(stored.status()).isEqualTo(PidStatus.ACTIVE);
+        assertThat(stored.status()).isEqualTo(PidAvailability.ACTIVE);
     }
 
     @Test

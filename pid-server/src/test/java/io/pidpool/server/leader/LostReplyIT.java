@@ -48,7 +48,7 @@ class LostReplyIT {
     @Test
     void thePidsOfLostAddingsAreWrittenNowhereBeforeTheViewIsProven() throws Exception {
         List<String> pids = cluster.addPids(M, 2, "p", 6);
-        PidPoolNode leader = cluster.startNode("s1", b -> b.connectString(proxy.connectString())
+        ClusterMember leader = cluster.startNode("s1", b -> b.connectString(proxy.connectString())
                 .sessionTimeout(Duration.ofSeconds(4))
                 .placement(grace -> new Wandering(
                         new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(Duration.ZERO)))));

@@ -50,11 +50,11 @@ class NotifyWakeUpIT {
         cluster.close();
     }
 
-    private PidPoolNode start(String id) {
+    private ClusterMember start(String id) {
         return start(id, NO_POLL);
     }
 
-    private PidPoolNode start(String id, Duration batchPoll) {
+    private ClusterMember start(String id, Duration batchPoll) {
         LeaderSettings base = TestCluster.settings();
         return cluster.startNode(
                 id, b -> b.settings(base.withIntervals(base.reconcileInterval(), base.rescanInterval(), batchPoll)));
@@ -94,7 +94,7 @@ class NotifyWakeUpIT {
                 .equals(new NotifySignal(NotifySignal.Phase.DEALED, id));
     }
 
-    private PidPoolNode awaitLeader() {
+    private ClusterMember awaitLeader() {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.leader() != null);
         return cluster.leader();
     }
@@ -103,8 +103,8 @@ class NotifyWakeUpIT {
     void theFirstBatchOfATermWakesItsWaitersThroughTheWatchNotThePoll() throws Exception {
         cluster.addPids(A, 1, "a", 0);
         start("s1");
-        PidPoolNode leader = awaitLeader();
-        PidPoolNode follower = start("s2");
+        ClusterMember leader = awaitLeader();
+        ClusterMember follower = start("s2");
         assertThat(probe.checkExists().forPath(TestCluster.LAYOUT.notifyNode()))
                 .as("no /notify when the term began")
                 .isNull();
@@ -135,7 +135,7 @@ class NotifyWakeUpIT {
         cluster.addPids(A, 1, "a", 0);
         start("s1", Duration.ofMillis(200)); // the leader finds batches by polling as well
         assertThat(awaitLeader().nodeId()).isEqualTo("s1");
-        PidPoolNode follower = start("s2"); // its waiters have only the watch
+        ClusterMember follower = start("s2"); // its waiters have only the watch
 
         BatchId first = pendingBatch(2001, "m1");
         CompletableFuture<BatchRecord> firstWaiter = follower.batches().await(first, NO_POLL);

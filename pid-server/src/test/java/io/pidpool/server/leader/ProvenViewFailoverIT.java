@@ -30,10 +30,10 @@ class ProvenViewFailoverIT {
     void aFollowerThatFollowedEverythingSkipsTheScanAndMovesNothing() throws Exception {
         TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "p", 30, b -> b);
         List<String> pids = settled.pids();
-        PidPoolNode old = settled.leader();
+        ClusterMember old = settled.leader();
         SimulatedInstance first = settled.first();
         SimulatedInstance second = settled.second();
-        PidPoolNode successor = cluster.startNode("s2");
+        ClusterMember successor = cluster.startNode("s2");
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size());
         int[] events = eventCounts(first, second);
@@ -50,11 +50,11 @@ class ProvenViewFailoverIT {
     void aFollowerWhoseConnectionWasInterruptedScans() throws Exception {
         TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "q", 30, b -> b);
         List<String> pids = settled.pids();
-        PidPoolNode old = settled.leader();
+        ClusterMember old = settled.leader();
         SimulatedInstance first = settled.first();
         SimulatedInstance second = settled.second();
         // its rescan after the reconnection would come only after the election
-        PidPoolNode successor = cluster.startNode("s2", b -> b.rescanDelay(Duration.ofMinutes(5)));
+        ClusterMember successor = cluster.startNode("s2", b -> b.rescanDelay(Duration.ofMinutes(5)));
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size());
         long scans = successor.watcherScans();
@@ -76,7 +76,7 @@ class ProvenViewFailoverIT {
     }
 
     private void assertFailoverMovedNothing(
-            PidPoolNode successor, List<String> pids, SimulatedInstance first, SimulatedInstance second, int[] from) {
+            ClusterMember successor, List<String> pids, SimulatedInstance first, SimulatedInstance second, int[] from) {
         await().atMost(Duration.ofSeconds(40))
                 .until(() -> successor.pids(A, PidState.ADDED).size() == pids.size() && cluster.settled(A, pids));
         // a few passes after the start: a wrong view would have moved something by now

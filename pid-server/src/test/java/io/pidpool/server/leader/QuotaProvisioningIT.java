@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.redisson.api.RedissonClient;
 
 /**
- * The leader provisions quota for real clients: a {@link PidPoolNode} (curator-test ZooKeeper on
+ * The leader provisions quota for real clients: a {@link ClusterMember} (curator-test ZooKeeper on
  * loopback, H2 through the Jdbi adapters) with a {@link RedisQuotaProvisioner}, and a real {@link
  * PidClient} built with {@code redisAddress} and the leader's AES key, whose {@code tryAcquire} grants
  * exactly what the operator's batches provisioned.
@@ -93,8 +93,8 @@ class QuotaProvisioningIT {
         return provisioner;
     }
 
-    PidPoolNode startLeader(RedisQuotaProvisioner provisioner) {
-        PidPoolNode node = cluster.startNode("s1", b -> b.cluster(quotaCluster)
+    ClusterMember startLeader(RedisQuotaProvisioner provisioner) {
+        ClusterMember node = cluster.startNode("s1", b -> b.cluster(quotaCluster)
                 .sealer(sealer::seal)
                 .quotaProvisioner(provisioner)
                 .quotaReconcileInterval(Duration.ofSeconds(1))
@@ -130,7 +130,7 @@ class QuotaProvisioningIT {
         return client;
     }
 
-    static BatchRecord apply(PidPoolNode node, Operation op) throws Exception {
+    static BatchRecord apply(ClusterMember node, Operation op) throws Exception {
         BatchId id = node.batches().submit(List.of(op), "alice");
         BatchRecord done = node.batches().await(id, WAIT).get(WAIT.toSeconds() + 5, TimeUnit.SECONDS);
         assertThat(done.status()).as("%s", done.results()).isEqualTo(BatchStatus.DEALED);
@@ -169,7 +169,7 @@ class QuotaProvisioningIT {
     void operatorBatchesChangeWhatTheClientGrantsAtOnce() throws Exception {
         String url = RedisSupport.sharedUrl();
         RedisQuotaProvisioner provisioner = provisioner(url);
-        PidPoolNode leader = startLeader(provisioner);
+        ClusterMember leader = startLeader(provisioner);
         PidClient client = startClient(url);
 
         // ADD: quota 40 + overage 10 = a hard limit of 50
@@ -229,16 +229,16 @@ class QuotaProvisioningIT {
         cluster.repositories.modules().put(io.pidpool.core.model.ModuleConfig.of(M, 1));
         cluster.repositories
                 .pids()
-                .insertAll(List.of(new io.pidpool.core.model.PidAccount(
+                .insertAll(List.of(new io.pidpool.core.model.PidRecord(
                         "p1",
                         M,
                         40,
                         10,
-                        io.pidpool.core.model.PidStatus.ACTIVE,
+                        io.pidpool.core.model.PidAvailability.ACTIVE,
                         sealer.seal("secret-of-p1"),
                         Map.of())));
         RedisQuotaProvisioner provisioner = provisioner(redis.url());
-        PidPoolNode leader = startLeader(provisioner);
+        ClusterMember leader = startLeader(provisioner);
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .until(() -> provisioner.ledger().usage("p1", thisMonth()).limit() == 50);

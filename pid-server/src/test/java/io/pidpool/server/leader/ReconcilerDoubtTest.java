@@ -21,7 +21,7 @@ class ReconcilerDoubtTest {
 
     final LeaderSettings settings = LeaderSettings.defaults().withGrace(GRACE);
     final Reconciler reconciler = new Reconciler(ViewFixture.LAYOUT, settings);
-    final LeaderState state = new LeaderState();
+    final TermBookkeeping state = new TermBookkeeping();
     final PlacementPolicy policy =
             new PlannerPlacement(PlannerPolicy.defaults(GRACE).withRebalanceDelay(Duration.ZERO));
     final ViewFixture fx = new ViewFixture();
@@ -40,7 +40,7 @@ class ReconcilerDoubtTest {
         fx.instance(M, "i-1", 11, true);
         fx.instance(M, "i-2", 22, true);
         var first = decide(T0);
-        first.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
+        first.intents().forEach(i -> state.replay(new TermEvent.WriteIssued(i)));
         Intent lost = null;
         for (Intent add : first.intents()) {
             if (add.pid().equals("p1")) {
@@ -53,7 +53,7 @@ class ReconcilerDoubtTest {
                     PidState.ADDING,
                     E,
                     add.holder().instance().value().equals("i-1") ? 11 : 22);
-            state.replay(new LeaderRecord.WriteSettled(add));
+            state.replay(new TermEvent.WriteSettled(add));
         }
         assertThat(lost).isNotNull();
         return lost;
@@ -63,7 +63,7 @@ class ReconcilerDoubtTest {
     void aPidWhoseAddWasLostIsNotPlacedAgainBeforeTheViewIsProven() {
         Intent lost = handOutWithP1Lost();
         // the connection broke after the request left: ZooKeeper created the node, the leader never heard
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.UNAVAILABLE));
+        state.replay(TermEvent.outcome(lost, ErrorCode.UNAVAILABLE));
         var next = decide(T0 + 1);
         assertThat(about(next, "p1"))
                 .as("intents about p1 while its add is in doubt")
@@ -76,10 +76,10 @@ class ReconcilerDoubtTest {
     @Test
     void aRescanAlreadyRunningWhenTheDoubtAroseProvesNothing() {
         Intent lost = handOutWithP1Lost();
-        state.replay(new LeaderRecord.RescanStarted(state.rescansStarted() + 1)); // may read before the write lands
+        state.replay(new TermEvent.RescanStarted(state.rescansStarted() + 1)); // may read before the write lands
         long running = state.rescansStarted();
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.UNAVAILABLE));
-        state.replay(new LeaderRecord.ViewProven(running));
+        state.replay(TermEvent.outcome(lost, ErrorCode.UNAVAILABLE));
+        state.replay(new TermEvent.ViewProven(running));
         assertThat(state.pidInFlight("p1")).isTrue();
         assertThat(about(decide(T0 + 1), "p1")).isEmpty();
     }
@@ -87,9 +87,9 @@ class ReconcilerDoubtTest {
     @Test
     void aRescanStartedAfterTheDoubtSettlesItAndTheLandedNodeIsKept() {
         Intent lost = handOutWithP1Lost();
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.UNAVAILABLE));
+        state.replay(TermEvent.outcome(lost, ErrorCode.UNAVAILABLE));
         long rescan = state.rescansStarted() + 1;
-        state.replay(new LeaderRecord.RescanStarted(rescan));
+        state.replay(new TermEvent.RescanStarted(rescan));
         // the rescan reads the node the lost write created, and is replayed into the view
         fx.pid(
                 lost.holder(),
@@ -97,7 +97,7 @@ class ReconcilerDoubtTest {
                 PidState.ADDING,
                 E,
                 lost.holder().instance().value().equals("i-1") ? 11 : 22);
-        state.replay(new LeaderRecord.ViewProven(rescan));
+        state.replay(new TermEvent.ViewProven(rescan));
         assertThat(state.pidInFlight("p1")).isFalse();
         assertThat(state.inFlight(lost.writes().get(0).path())).isFalse();
         assertThat(state.writesInDoubt()).isZero();
@@ -109,10 +109,10 @@ class ReconcilerDoubtTest {
     @Test
     void aLostWriteThatDidNotLandIsPlacedOnceTheViewIsProven() {
         Intent lost = handOutWithP1Lost();
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.UNAVAILABLE));
+        state.replay(TermEvent.outcome(lost, ErrorCode.UNAVAILABLE));
         long rescan = state.rescansStarted() + 1;
-        state.replay(new LeaderRecord.RescanStarted(rescan));
-        state.replay(new LeaderRecord.ViewProven(rescan)); // found nothing of p1
+        state.replay(new TermEvent.RescanStarted(rescan));
+        state.replay(new TermEvent.ViewProven(rescan)); // found nothing of p1
         var next = decide(T0 + 1);
         assertThat(about(next, "p1")).extracting(Intent::kind).containsExactly(Intent.Kind.ADD);
     }
@@ -120,7 +120,7 @@ class ReconcilerDoubtTest {
     @Test
     void aRefusedWriteIsSettledAtOnce() {
         Intent lost = handOutWithP1Lost();
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.CONFLICT)); // ZooKeeper refused it: not applied
+        state.replay(TermEvent.outcome(lost, ErrorCode.CONFLICT)); // ZooKeeper refused it: not applied
         assertThat(state.pidInFlight("p1")).isFalse();
         assertThat(state.writesInDoubt()).isZero();
     }
@@ -128,12 +128,12 @@ class ReconcilerDoubtTest {
     @Test
     void rescanNumbersThatDoNotGoUpOrWereNeverStartedAreRefused() {
         Intent lost = handOutWithP1Lost();
-        state.replay(LeaderRecord.outcome(lost, ErrorCode.UNAVAILABLE));
-        state.replay(new LeaderRecord.RescanStarted(3));
-        assertThatThrownBy(() -> state.replay(new LeaderRecord.RescanStarted(3)))
+        state.replay(TermEvent.outcome(lost, ErrorCode.UNAVAILABLE));
+        state.replay(new TermEvent.RescanStarted(3));
+        assertThatThrownBy(() -> state.replay(new TermEvent.RescanStarted(3)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("numbered upwards");
-        assertThatThrownBy(() -> state.replay(new LeaderRecord.ViewProven(4)))
+        assertThatThrownBy(() -> state.replay(new TermEvent.ViewProven(4)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("has not started");
         assertThat(state.rescansStarted()).isEqualTo(3);

@@ -19,15 +19,15 @@ class ReconcilerGracefulLeaveTest {
 
     final Reconciler reconciler =
             new Reconciler(ViewFixture.LAYOUT, LeaderSettings.defaults().withGrace(GRACE));
-    final LeaderState state = new LeaderState();
+    final TermBookkeeping state = new TermBookkeeping();
     final PlacementPolicy policy = new PlannerPlacement(PlannerPolicy.defaults(GRACE));
     final ViewFixture fx = new ViewFixture();
     final DbView db = new DbFixture().module(M, 1, "p1", "p2").view();
 
     Reconciler.Decision decide(long now) {
         Reconciler.Decision d = reconciler.decide(fx.view, db, state, policy, E, GRACE.toNanos(), now);
-        d.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
-        d.intents().forEach(i -> state.replay(new LeaderRecord.WriteSettled(i)));
+        d.intents().forEach(i -> state.replay(new TermEvent.WriteIssued(i)));
+        d.intents().forEach(i -> state.replay(new TermEvent.WriteSettled(i)));
         return d;
     }
 

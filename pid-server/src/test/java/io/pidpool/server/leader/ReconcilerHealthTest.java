@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.PidNode;
@@ -34,7 +34,7 @@ class ReconcilerHealthTest {
             .withFailurePolicy(Duration.ofSeconds(30), 3, Duration.ofSeconds(1), COOLDOWN);
     final ManualClock clock = ManualClock.at("2026-11-21T10:00:00Z");
     final Reconciler reconciler = new Reconciler(ViewFixture.LAYOUT, settings, clock);
-    final LeaderState state = new LeaderState();
+    final TermBookkeeping state = new TermBookkeeping();
     final PlacementPolicy policy =
             new PlannerPlacement(PlannerPolicy.defaults(GRACE).withRebalanceDelay(Duration.ZERO));
     final ViewFixture fx = new ViewFixture();
@@ -74,7 +74,7 @@ class ReconcilerHealthTest {
         PidNode deleting = ReconcilerTest.written(of(d, Intent.Kind.REVOKE).get(0));
         assertThat(deleting.state()).isEqualTo(PidState.DELETING);
         assertThat(deleting.hasReport()).isFalse();
-        assertThat(d.pidUpdates()).extracting(PidAccount::status).containsExactly(PidStatus.COOLDOWN);
+        assertThat(d.pidUpdates()).extracting(PidRecord::status).containsExactly(PidAvailability.COOLDOWN);
         Instant until = clock.instant().plus(COOLDOWN);
         assertThat(d.cooldownStarts()).singleElement().satisfies(c -> {
             assertThat(c.pidId()).isEqualTo("p1");
@@ -85,14 +85,14 @@ class ReconcilerHealthTest {
                 .anyMatch(m -> m.startsWith("ALERT PID p1 LOGIN_FAILURE (password expired)") && m.contains("cooldown"));
 
         // the same report seen again (the revoke is in flight, then answered): no second cooldown or alert
-        state.replay(new LeaderRecord.WriteSettled(of(d, Intent.Kind.REVOKE).get(0)));
+        state.replay(new TermEvent.WriteSettled(of(d, Intent.Kind.REVOKE).get(0)));
         fx.pid(a, "p1", PidState.DELETED, E, 11);
         var removal = decide(T0 + 2);
         assertThat(of(removal, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
         assertThat(removal.cooldownStarts()).isEmpty();
         assertThat(removal.alerts()).noneMatch(m -> m.contains("LOGIN_FAILURE"));
-        state.replay(new LeaderRecord.WriteSettled(
-                of(removal, Intent.Kind.REMOVE_NODE).get(0)));
+        state.replay(
+                new TermEvent.WriteSettled(of(removal, Intent.Kind.REMOVE_NODE).get(0)));
         fx.delete(path);
 
         // b holds one PID of two, a none: whoever is short, p1 goes nowhere during the cooldown
@@ -105,7 +105,7 @@ class ReconcilerHealthTest {
 
         var end = decide(T0 + 1 + COOLDOWN.toNanos());
         assertThat(end.cooldownEnds()).containsExactly("p1");
-        assertThat(end.pidUpdates()).extracting(PidAccount::status).containsExactly(PidStatus.ACTIVE);
+        assertThat(end.pidUpdates()).extracting(PidRecord::status).containsExactly(PidAvailability.ACTIVE);
         assertThat(end.alerts()).contains("PID p1 leaves cooldown");
         assertThat(adds(decide(T0 + 2 + COOLDOWN.toNanos()), "p1")).isTrue();
     }
@@ -166,7 +166,7 @@ class ReconcilerHealthTest {
             last = decide(now);
             assertThat(adds(last, "p1")).isFalse();
             for (Intent i : last.intents()) {
-                state.replay(new LeaderRecord.WriteSettled(i));
+                state.replay(new TermEvent.WriteSettled(i));
             }
             fx.delete(path);
             if (failure < 3) {
@@ -205,7 +205,7 @@ class ReconcilerHealthTest {
         assertThat(of(released, Intent.Kind.REMOVE_NODE))
                 .extracting(Intent::pid)
                 .contains("p1");
-        released.intents().forEach(i -> state.replay(new LeaderRecord.WriteSettled(i)));
+        released.intents().forEach(i -> state.replay(new TermEvent.WriteSettled(i)));
         fx.delete(path);
         for (long t = T0 + 2 + GRACE.toNanos();
                 t < T0 + COOLDOWN.toNanos();
@@ -220,7 +220,7 @@ class ReconcilerHealthTest {
 
     @Test
     void aPidWhoseStatusSaysCooldownButHasNoStoredEndStartsOverAndStoresOne() {
-        db.replay(new DbChange.PidPut(DbFixture.account(M, "p2").withStatus(PidStatus.COOLDOWN)));
+        db.replay(new DbChange.PidPut(DbFixture.account(M, "p2").withStatus(PidAvailability.COOLDOWN)));
         fx.instance(M, "i-a", 11, true);
 
         var d = decide(T0);

@@ -38,7 +38,7 @@ class ReconcilerStreamTest {
     /** One term start's worth of everything: removals, re-stamps, revokes, releases, handshakes, adds. */
     final class Scenario {
         final ViewFixture fx = new ViewFixture();
-        final LeaderState state = new LeaderState();
+        final TermBookkeeping state = new TermBookkeeping();
         final PlacementPolicy policy =
                 new PlannerPlacement(PlannerPolicy.defaults(GRACE).withRebalanceDelay(Duration.ZERO));
         final DbView db = new DbFixture().module(M, 4, PIDS).view();
@@ -48,7 +48,7 @@ class ReconcilerStreamTest {
             InstanceKey held = fx.instance(M, "i-1", 11, true);
             fx.pid(held, "p1", PidState.ADDED, E, 11);
             fx.pid(held, "p2", PidState.DELETED, E, 11); // answered a revoke: removed
-            state.replay(new LeaderRecord.RevokeSent(ViewFixture.LAYOUT.pid(M, held.instance(), "p2")));
+            state.replay(new TermEvent.RevokeSent(ViewFixture.LAYOUT.pid(M, held.instance(), "p2")));
             fx.pid(held, "p3", PidState.DELETING, OLD, 11); // a predecessor's revoke: re-stamped
             fx.pid(held, "x9", PidState.ADDED, E, 11); // not wanted by the database: revoked
             InstanceKey gone = fx.instance(M, "gone", 44, true);
@@ -56,7 +56,7 @@ class ReconcilerStreamTest {
             fx.vanish(gone);
             // the leader sees it gone at T0; its node is released after the grace period
             decide(T0, intent -> {});
-            state.replay(new LeaderRecord.RevokeSent(ViewFixture.LAYOUT.pid(M, held.instance(), "p2")));
+            state.replay(new TermEvent.RevokeSent(ViewFixture.LAYOUT.pid(M, held.instance(), "p2")));
             fx.instance(M, "i-2", 22, false); // new: handshake and share
             fx.instance(M, "i-3", 33, false);
         }
@@ -194,7 +194,7 @@ class ReconcilerStreamTest {
                         .toList());
         // the caller records the prefix as issued (LeaderTerm does, in a finally): the next pass
         // decides only what was not sent
-        sent.forEach(i -> scenario.state.replay(new LeaderRecord.WriteIssued(i)));
+        sent.forEach(i -> scenario.state.replay(new TermEvent.WriteIssued(i)));
         List<Intent> next = new ArrayList<>();
         scenario.decide(T0 + GRACE.toNanos() + 1, next::add);
         Set<String> sentPaths = new HashSet<>();

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.server.zk.ZkWrite;
@@ -28,7 +28,7 @@ class ReconcilerTest {
             .withGrace(GRACE)
             .withFailurePolicy(Duration.ofSeconds(30), 3, Duration.ofSeconds(1), Duration.ofMinutes(10));
     final Reconciler reconciler = new Reconciler(ViewFixture.LAYOUT, settings);
-    final LeaderState state = new LeaderState();
+    final TermBookkeeping state = new TermBookkeeping();
     final PlacementPolicy policy =
             new PlannerPlacement(PlannerPolicy.defaults(GRACE).withRebalanceDelay(Duration.ZERO));
     final ViewFixture fx = new ViewFixture();
@@ -103,11 +103,11 @@ class ReconcilerTest {
                         ViewFixture.LAYOUT.pids(M, key.instance()), new byte[0], CreateMode.PERSISTENT)),
                 Map.of(),
                 "handshake");
-        state.replay(new LeaderRecord.WriteIssued(handshake));
+        state.replay(new TermEvent.WriteIssued(handshake));
         var d = decide(T0);
         assertThat(d.intents()).extracting(Intent::kind).containsOnly(Intent.Kind.ADD);
         assertThat(d.intents()).hasSize(4);
-        state.replay(new LeaderRecord.WriteSettled(handshake));
+        state.replay(new TermEvent.WriteSettled(handshake));
         assertThat(state.handshakeInFlight(key)).isFalse();
     }
 
@@ -116,7 +116,7 @@ class ReconcilerTest {
         InstanceKey key = fx.instance(M, "i-1", 11, false);
         // a write about its pids path is still in flight (e.g. the removal of an old, empty pids node)
         String pidsPath = ViewFixture.LAYOUT.pids(M, key.instance());
-        state.replay(new LeaderRecord.WriteIssued(new Intent(
+        state.replay(new TermEvent.WriteIssued(new Intent(
                 Intent.Kind.REMOVE_PIDS_NODE, key, null, List.of(new ZkWrite.Delete(pidsPath, 0)), Map.of(), "x")));
         assertThat(decide(T0).intents()).isEmpty();
     }
@@ -144,7 +144,7 @@ class ReconcilerTest {
     void aWriteInFlightIsNotDecidedAgain() {
         fx.instance(M, "i-1", 11, true);
         var first = decide(T0);
-        first.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
+        first.intents().forEach(i -> state.replay(new TermEvent.WriteIssued(i)));
         assertThat(decide(T0 + 1).intents()).isEmpty();
     }
 
@@ -166,9 +166,9 @@ class ReconcilerTest {
                 .extracting(Intent::pid)
                 .containsExactlyInAnyOrder("p1", "p2");
         assertThat(of(released, Intent.Kind.ADD)).isEmpty(); // delete first, add once the deletes are seen
-        released.intents().forEach(i -> state.replay(new LeaderRecord.WriteIssued(i)));
+        released.intents().forEach(i -> state.replay(new TermEvent.WriteIssued(i)));
         for (Intent remove : released.intents()) {
-            state.replay(new LeaderRecord.WriteSettled(remove));
+            state.replay(new TermEvent.WriteSettled(remove));
             fx.delete(remove.writes().get(0).path());
         }
         var adds = of(decide(T0 + GRACE.toNanos() + 1), Intent.Kind.ADD);
@@ -244,7 +244,7 @@ class ReconcilerTest {
         var d = decide(T0);
         assertThat(of(d, Intent.Kind.ADD)).extracting(Intent::pid).doesNotContain("p1");
         fx.pid(a, "p1", PidState.DELETED, E, 11);
-        state.replay(new LeaderRecord.RevokeSent(ViewFixture.LAYOUT.pid(M, a.instance(), "p1")));
+        state.replay(new TermEvent.RevokeSent(ViewFixture.LAYOUT.pid(M, a.instance(), "p1")));
         var removal = decide(T0 + 1);
         assertThat(of(removal, Intent.Kind.REMOVE_NODE)).extracting(Intent::pid).containsExactly("p1");
         assertThat(b).isNotNull();
@@ -271,7 +271,7 @@ class ReconcilerTest {
             assertThat(state.failures("p1")).isEqualTo(failure);
             assertThat(state.offerable("p1", now)).isFalse(); // retry backoff
             if (failure == 3) {
-                assertThat(d.pidUpdates()).extracting(PidAccount::status).containsExactly(PidStatus.COOLDOWN);
+                assertThat(d.pidUpdates()).extracting(PidRecord::status).containsExactly(PidAvailability.COOLDOWN);
                 assertThat(d.alerts()).anyMatch(a -> a.contains("cooldown"));
             } else {
                 assertThat(d.pidUpdates()).isEmpty();
@@ -350,8 +350,14 @@ class ReconcilerTest {
         for (String p : List.of("p1", "p2", "p3", "p4")) {
             fx.pid(key, p, PidState.ADDED, E, 11);
         }
-        PidAccount changed = new PidAccount(
-                "p2", M, 777, 5, PidStatus.ACTIVE, DbFixture.account(M, "p2").secret(), Map.of());
+        PidRecord changed = new PidRecord(
+                "p2",
+                M,
+                777,
+                5,
+                PidAvailability.ACTIVE,
+                DbFixture.account(M, "p2").secret(),
+                Map.of());
         db.replay(new DbChange.PidPut(changed));
         var updates = of(decide(T0), Intent.Kind.UPDATE);
         assertThat(updates).hasSize(1);
@@ -368,7 +374,7 @@ class ReconcilerTest {
         var d = decide(T0);
         assertThat(d.rowUpserts())
                 .containsExactly(new io.pidpool.core.model.Assignment("p1", M, key.instance(), PidState.ADDED, E, 11));
-        state.replay(new LeaderRecord.RowsWritten(d.rowUpserts(), d.rowRemovals()));
+        state.replay(new TermEvent.RowsWritten(d.rowUpserts(), d.rowRemovals()));
         fx.delete(ViewFixture.LAYOUT.pid(M, key.instance(), "p1"));
         assertThat(decide(T0 + 1).rowRemovals()).containsExactly("p1");
     }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.server.testing.SimulatedInstance;
 import io.pidpool.server.testing.TestCluster;
@@ -27,7 +27,7 @@ class RogueNodeIT {
     @Test
     void garbageWrittenByARogueClientIsLoggedAndRepairedWithoutTouchingOtherPids() throws Exception {
         List<String> pids = cluster.addPids(A, 2, "a", 30);
-        PidPoolNode node = cluster.startNode("s1");
+        ClusterMember node = cluster.startNode("s1");
         SimulatedInstance first = cluster.startInstance(A);
         SimulatedInstance second = cluster.startInstance(A);
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
@@ -80,7 +80,7 @@ class RogueNodeIT {
         List<String> rest = pids.stream().filter(p -> !p.equals("a-3")).toList();
 
         await().atMost(Duration.ofSeconds(40))
-                .until(() -> cluster.pid("a-3").status() == PidStatus.COOLDOWN
+                .until(() -> cluster.pid("a-3").status() == PidAvailability.COOLDOWN
                         && first.held().size() + second.held().size() == 9);
         assertThat(cluster.holders().keySet()).containsExactlyInAnyOrderElementsOf(rest);
         long failures =

@@ -6,7 +6,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.port.QuotaResetLog;
@@ -38,10 +38,10 @@ import java.util.concurrent.CompletionException;
 /**
  * One PidPool server process on virtual time: its ZooKeeper view (the node's {@code /modules}
  * watcher), its place in the election (a leader latch on an EPHEMERAL_SEQUENTIAL node) and, while it
- * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link LeaderState},
+ * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link TermBookkeeping},
  * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; {@link Term}
  * is glue that mirrors {@link LeaderTerm} step by step (term start, pass pacing, send, settle,
- * rescan, suspend/resume, batches), and this class mirrors {@link PidPoolNode}'s connection
+ * rescan, suspend/resume, batches), and this class mirrors {@link ClusterMember}'s connection
  * handling.
  *
  * <p>Left out: quota provisioning (Redis), warm account copies, the /notify wake-up (batches are
@@ -74,7 +74,7 @@ public final class SimLeader {
     private final ZkLayout layout;
     private final LeaderSettings settings;
     private final Repositories repositories;
-    private final LeaderStore store;
+    private final LeaderDatabase store;
     private final Clock clock;
     private final Observer observer;
     private final long requestedTimeout;
@@ -170,7 +170,7 @@ public final class SimLeader {
         term = null;
     }
 
-    // ---------------------------------------------------------------- PidPoolNode's part
+    // ---------------------------------------------------------------- ClusterMember's part
 
     private void onConnectionState(SimZooKeeper.ConnState state) {
         if (stopped) {
@@ -374,7 +374,7 @@ public final class SimLeader {
         private final Reconciler reconciler = new Reconciler(layout, settings, clock);
         private final BatchApplier batches = new BatchApplier(repositories, () -> {}, QuotaResetLog.none(), clock);
         private final DbView db = new DbView();
-        private final LeaderState state = new LeaderState();
+        private final TermBookkeeping state = new TermBookkeeping();
         private final ArrayDeque<Object[]> outcomes = new ArrayDeque<>();
         private final List<SimScheduler.Event> timers = new ArrayList<>();
         private boolean settling;
@@ -606,9 +606,9 @@ public final class SimLeader {
             if (!serving()) {
                 return;
             }
-            LeaderStore.Snapshot snapshot = store.load();
+            LeaderDatabase.Snapshot snapshot = store.load();
             db.load(snapshot);
-            state.replay(new LeaderRecord.RowsLoaded(snapshot.assignments()));
+            state.replay(new TermEvent.RowsLoaded(snapshot.assignments()));
             rowsLoaded = true;
             loadCooldowns();
             pacing.requestFull();
@@ -625,7 +625,7 @@ public final class SimLeader {
             if (closed || rowsLoaded) {
                 return;
             }
-            state.replay(new LeaderRecord.RowsLoaded(store.loadAssignments()));
+            state.replay(new TermEvent.RowsLoaded(store.loadAssignments()));
             rowsLoaded = true;
             pacing.requestFull();
         }
@@ -635,7 +635,7 @@ public final class SimLeader {
             Instant wall = clock.instant();
             for (Cooldown stored : store.loadCooldowns()) {
                 long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
-                state.replay(new LeaderRecord.CooldownStarted(stored.pidId(), now + left));
+                state.replay(new TermEvent.CooldownStarted(stored.pidId(), now + left));
             }
         }
 
@@ -650,7 +650,7 @@ public final class SimLeader {
             }
             rescanRunning = true;
             long number = state.rescansStarted() + 1;
-            state.replay(new LeaderRecord.RescanStarted(number));
+            state.replay(new TermEvent.RescanStarted(number));
             zk.sync((code, v) -> {
                 if (code != Code.OK) {
                     rescanDone(number, null);
@@ -668,7 +668,7 @@ public final class SimLeader {
             if (nodes != null) {
                 toEvents(nodes).forEach(view::replay);
                 view.pruneTombstones(Duration.ofMinutes(10));
-                state.replay(new LeaderRecord.ViewProven(number));
+                state.replay(new TermEvent.ViewProven(number));
                 pacing.requestFull();
             } else if (state.writesInDoubt() > 0 && !rescanAgain && !rescanRetry) {
                 rescanRetry = true; // LeaderTerm.retryRescan: writes in doubt wait for a rescan that succeeds
@@ -717,7 +717,7 @@ public final class SimLeader {
                         });
             } finally {
                 for (Intent intent : sent) {
-                    state.replay(new LeaderRecord.WriteIssued(intent));
+                    state.replay(new TermEvent.WriteIssued(intent));
                 }
                 writer.flush();
             }
@@ -741,7 +741,7 @@ public final class SimLeader {
             if (!decision.pidUpdates().isEmpty()) {
                 store.updatePids(decision.pidUpdates(), token.epoch());
                 observer.databaseWrite("updatePids " + decision.pidUpdates().size(), token.epoch());
-                for (PidAccount pid : decision.pidUpdates()) {
+                for (PidRecord pid : decision.pidUpdates()) {
                     db.replay(new DbChange.PidPut(pid));
                 }
             }
@@ -759,7 +759,7 @@ public final class SimLeader {
                 observer.databaseWrite("removeAssignments " + removals.size(), token.epoch());
             }
             if (!upserts.isEmpty() || !removals.isEmpty()) {
-                state.replay(new LeaderRecord.RowsWritten(upserts, new LinkedHashSet<>(removals)));
+                state.replay(new TermEvent.RowsWritten(upserts, new LinkedHashSet<>(removals)));
             }
         }
 

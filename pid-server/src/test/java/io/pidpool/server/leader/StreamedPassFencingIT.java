@@ -99,7 +99,7 @@ class StreamedPassFencingIT {
         var decision = reconciler.decide(
                 fx.view,
                 db,
-                new LeaderState(),
+                new TermBookkeeping(),
                 policy,
                 token.epoch(),
                 GRACE.toNanos(),

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.server.testing.SimulatedInstance;
@@ -38,20 +38,20 @@ class WarmAccountsFailoverIT {
                 .withIntervals(Duration.ofMinutes(10), Duration.ofSeconds(2), Duration.ofMillis(200));
         TestCluster.Settled settled = cluster.leaderWithTwoInstances(A, "w", 12, b -> b.settings(rareReloads));
         List<String> pids = settled.pids();
-        PidPoolNode old = settled.leader();
+        ClusterMember old = settled.leader();
         SimulatedInstance first = settled.first();
         SimulatedInstance second = settled.second();
 
         // loaded once at start, then (for a day) never again
-        PidPoolNode successor =
+        ClusterMember successor =
                 cluster.startNode("s2", b -> b.settings(rareReloads).warmAccountsInterval(Duration.ofDays(1)));
         await().atMost(Duration.ofSeconds(40)).until(() -> successor.warmAccountsVersion() >= 0);
         long warmVersion = successor.warmAccountsVersion();
 
         String changed = pids.get(0);
         String deleted = pids.get(1);
-        PidAccount before = cluster.pid(changed);
-        PidAccount after = new PidAccount(
+        PidRecord before = cluster.pid(changed);
+        PidRecord after = new PidRecord(
                 changed,
                 A,
                 before.monthlyQuota() + 777,
@@ -61,8 +61,8 @@ class WarmAccountsFailoverIT {
                 before.attributes());
         cluster.repositories.pids().update(after);
         cluster.repositories.pids().deleteAll(List.of(deleted));
-        PidAccount fresh = new PidAccount(
-                "fresh", A, 10_000, 0, before.status(), TestCluster.secret("fresh"), before.attributes());
+        PidRecord fresh =
+                new PidRecord("fresh", A, 10_000, 0, before.status(), TestCluster.secret("fresh"), before.attributes());
         cluster.repositories.pids().insert(fresh);
         assertThat(cluster.repositories.pids().loadAccounts().version()).isEqualTo(warmVersion + 3);
         assertThat(successor.warmAccountsVersion()).as("the copy is stale").isEqualTo(warmVersion);

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.core.fake.InMemoryDatabase;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.testing.ManualTicker;
@@ -30,8 +30,8 @@ class WarmAccountsTest {
         warm.close();
     }
 
-    static PidAccount pid(String id, long quota) {
-        return new PidAccount(id, A, quota, 0, PidStatus.ACTIVE, new SealedSecret("k", id.getBytes()), Map.of());
+    static PidRecord pid(String id, long quota) {
+        return new PidRecord(id, A, quota, 0, PidAvailability.ACTIVE, new SealedSecret("k", id.getBytes()), Map.of());
     }
 
     @Test

@@ -6,8 +6,8 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.http.OperatorApi.PidQuery;
 import io.pidpool.server.leader.ReadModel;
@@ -66,7 +66,7 @@ class NodeOperatorApiTest {
                 .mapToObj(i -> new ReadModel.Pid(
                         "u%02d".formatted(i),
                         FIN,
-                        i % 3 == 0 ? PidStatus.COOLDOWN : PidStatus.ACTIVE,
+                        i % 3 == 0 ? PidAvailability.COOLDOWN : PidAvailability.ACTIVE,
                         100,
                         5,
                         i % 2 == 0 ? InstanceId.of("h1") : null,
@@ -101,10 +101,10 @@ class NodeOperatorApiTest {
 
     @Test
     void filtersByStatusAndMapsEveryField() {
-        var page = NodeOperatorApi.page(pids(10), new PidQuery(null, null, PidStatus.COOLDOWN, null, 100));
+        var page = NodeOperatorApi.page(pids(10), new PidQuery(null, null, PidAvailability.COOLDOWN, null, 100));
         assertThat(page.pids()).extracting(OperatorApi.PidView::id).containsExactly("u03", "u06", "u09");
         assertThat(page.pids().get(1))
                 .isEqualTo(new OperatorApi.PidView(
-                        "u06", FIN, PidStatus.COOLDOWN, 100, 5, InstanceId.of("h1"), PidState.ADDED, ""));
+                        "u06", FIN, PidAvailability.COOLDOWN, 100, 5, InstanceId.of("h1"), PidState.ADDED, ""));
     }
 }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.pidpool.client.internal.quota.testing.RedisSupport;
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.PidWithModule;
 import io.pidpool.core.port.Repositories;
@@ -186,7 +186,7 @@ class OperatorApiIT {
                   {"type": "MIGRATE", "pids": ["f2"], "to": "%s"},
                   {"type": "RESET_QUOTA", "pids": ["f3"]}]}"""
                         .formatted(OPS)));
-        Map<String, PidAccount> now = accounts();
+        Map<String, PidRecord> now = accounts();
         assertThat(now.get("f1").monthlyQuota()).isEqualTo(11);
         assertThat(now.get("f2").module().toString()).isEqualTo(OPS);
 
@@ -807,7 +807,7 @@ class OperatorApiIT {
                 {"operations": [{"type": "ADD", "module": "%s", "pids": [
                   {"id": "q1", "secret": "pw-q1", "monthlyQuota": 10, "attributes": {"a": "1"}}]}]}"""
                         .formatted(OPS)));
-        PidAccount before = accounts().get("q1");
+        PidRecord before = accounts().get("q1");
         assertDealed(
                 post(
                         followerBase,
@@ -815,7 +815,7 @@ class OperatorApiIT {
                         """
                 {"operations": [{"type": "UPDATE", "pids": [
                   {"id": "q1", "monthlyQuota": 900, "overageAllowance": 3, "attributes": {"a": "2"}}]}]}"""));
-        PidAccount after = accounts().get("q1");
+        PidRecord after = accounts().get("q1");
         assertThat(after.monthlyQuota()).isEqualTo(900);
         assertThat(after.overageAllowance()).isEqualTo(3);
         assertThat(after.attributes()).containsExactly(Map.entry("a", "2"));
@@ -933,7 +933,7 @@ class OperatorApiIT {
 
     /** Everything a refused request must not change: every table but the audit log. */
     record Snapshot(
-            Map<String, Long> rowCounts, List<ModuleConfig> modules, List<PidAccount> pids, List<String> batches) {}
+            Map<String, Long> rowCounts, List<ModuleConfig> modules, List<PidRecord> pids, List<String> batches) {}
 
     Snapshot snapshot() throws SQLException {
         Map<String, Long> counts = new LinkedHashMap<>();
@@ -965,10 +965,10 @@ class OperatorApiIT {
                         .toList());
     }
 
-    Map<String, PidAccount> accounts() {
+    Map<String, PidRecord> accounts() {
         return repos.pids().loadPidWithModule().stream()
                 .flatMap(m -> m.pids().stream())
-                .collect(Collectors.toMap(PidAccount::id, a -> a));
+                .collect(Collectors.toMap(PidRecord::id, a -> a));
     }
 
     long newestAuditId() {

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pidpool.server.config.ConfigException;
 import io.pidpool.server.config.DatabaseConfig;
+import io.pidpool.server.config.EmbeddedWorkerConfig;
 import io.pidpool.server.config.HttpConfig;
 import io.pidpool.server.config.RedisConfig;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.SecurityConfig;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.config.TokenConfig;
-import io.pidpool.server.config.WorkerConfig;
 import io.pidpool.server.config.ZooKeeperConfig;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +42,7 @@ class PidServerTest {
                 new DatabaseConfig("jdbc:h2:mem:x", "", "", 2),
                 new SecurityConfig(
                         "MDEyMzQ1Njc4OWFiY2RlZg==", List.of(new TokenConfig("a", "0123456789abcdef", Role.ADMIN))),
-                new WorkerConfig(false));
+                new EmbeddedWorkerConfig(false));
         assertThatThrownBy(() -> new PidServer(invalid))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("zookeeper.connect");

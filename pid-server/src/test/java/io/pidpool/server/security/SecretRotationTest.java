@@ -10,9 +10,9 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidSpec;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.secret.SecretSealer;
@@ -52,9 +52,9 @@ class SecretRotationTest {
                                 Map.of())));
     }
 
-    static PidAccount account(
+    static PidRecord account(
             String id, io.pidpool.core.model.SealedSecret secret, long quota, Map<String, String> attrs) {
-        return new PidAccount(id, MODULE, quota, 5, PidStatus.ACTIVE, secret, attrs);
+        return new PidRecord(id, MODULE, quota, 5, PidAvailability.ACTIVE, secret, attrs);
     }
 
     @Test

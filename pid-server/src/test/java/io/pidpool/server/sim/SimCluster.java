@@ -8,9 +8,9 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.PidStatus;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.SealedOperation;
 import io.pidpool.core.port.SealedPidSpec;
@@ -161,7 +161,7 @@ public final class SimCluster {
         var repos = database.repositories();
         repos.modules().put(ModuleConfig.of(A, 3));
         repos.modules().put(ModuleConfig.of(B, 1));
-        List<PidAccount> accounts = new ArrayList<>();
+        List<PidRecord> accounts = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             accounts.add(account("a" + i, A));
         }
@@ -206,8 +206,8 @@ public final class SimCluster {
         return this;
     }
 
-    static PidAccount account(String id, ModuleKey module) {
-        return new PidAccount(id, module, 10_000, 0, PidStatus.ACTIVE, TestCluster.secret(id), Map.of());
+    static PidRecord account(String id, ModuleKey module) {
+        return new PidRecord(id, module, 10_000, 0, PidAvailability.ACTIVE, TestCluster.secret(id), Map.of());
     }
 
     private void startLeader(SimLeader leader) {
@@ -713,8 +713,8 @@ public final class SimCluster {
             }
         }
         List<String> missing = new ArrayList<>();
-        for (PidAccount p : database.repositories().pids().loadAccounts().pids()) {
-            if (p.status() == PidStatus.ACTIVE && served.contains(p.module())) {
+        for (PidRecord p : database.repositories().pids().loadAccounts().pids()) {
+            if (p.status() == PidAvailability.ACTIVE && served.contains(p.module())) {
                 int holders = platform.holders(p.id()).size();
                 if (holders != 1) {
                     missing.add(p.id() + "(" + holders + ")");

@@ -6,14 +6,14 @@ import static org.awaitility.Awaitility.await;
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidAccount;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.jdbc.Database;
+import io.pidpool.server.leader.ClusterMember;
 import io.pidpool.server.leader.LeaderSettings;
-import io.pidpool.server.leader.PidPoolNode;
 import io.pidpool.server.leader.RepositoryLeaderStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -47,7 +47,7 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
     public final RepositoryLeaderStore store = new RepositoryLeaderStore(repositories);
     public final Platform platform = new Platform();
     private final AtomicLong ids = new AtomicLong(System.currentTimeMillis() << 12);
-    public final List<PidPoolNode> nodes = new ArrayList<>();
+    public final List<ClusterMember> nodes = new ArrayList<>();
     public final List<SimulatedInstance> instances = new ArrayList<>();
     private int nextInstance;
 
@@ -78,23 +78,23 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
     public List<String> addPids(ModuleKey module, int servers, String prefix, int count) {
         repositories.modules().put(ModuleConfig.of(module, servers));
         List<String> ids = new ArrayList<>();
-        List<PidAccount> accounts = new ArrayList<>();
+        List<PidRecord> accounts = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             String id = prefix + "-" + i;
-            accounts.add(new PidAccount(id, module, 10_000, 0, PidStatus.ACTIVE, secret(id), Map.of()));
+            accounts.add(new PidRecord(id, module, 10_000, 0, PidAvailability.ACTIVE, secret(id), Map.of()));
             ids.add(id);
         }
         repositories.pids().insertAll(accounts);
         return ids;
     }
 
-    public PidPoolNode startNode(String id) {
+    public ClusterMember startNode(String id) {
         return startNode(id, b -> b);
     }
 
-    public PidPoolNode startNode(String id, UnaryOperator<PidPoolNode.Builder> customize) {
-        PidPoolNode node = customize
-                .apply(PidPoolNode.builder()
+    public ClusterMember startNode(String id, UnaryOperator<ClusterMember.Builder> customize) {
+        ClusterMember node = customize
+                .apply(ClusterMember.builder()
                         .nodeId(id)
                         .connectString(zk.connectString())
                         .cluster(LAYOUT.cluster())
@@ -110,16 +110,16 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
     }
 
     /** What {@link #leaderWithTwoInstances} started. */
-    public record Settled(List<String> pids, PidPoolNode leader, SimulatedInstance first, SimulatedInstance second) {}
+    public record Settled(List<String> pids, ClusterMember leader, SimulatedInstance first, SimulatedInstance second) {}
 
     /**
      * {@code count} PIDs of {@code module} (2 servers), node {@code s1} as the leader and two instances
      * holding them all, settled: the start of every failover test.
      */
     public Settled leaderWithTwoInstances(
-            ModuleKey module, String prefix, int count, UnaryOperator<PidPoolNode.Builder> customize) {
+            ModuleKey module, String prefix, int count, UnaryOperator<ClusterMember.Builder> customize) {
         List<String> pids = addPids(module, 2, prefix, count);
-        PidPoolNode leader = startNode("s1", customize);
+        ClusterMember leader = startNode("s1", customize);
         await().atMost(Duration.ofSeconds(40)).until(leader::isLeader);
         SimulatedInstance first = startInstance(module);
         SimulatedInstance second = startInstance(module);
@@ -133,8 +133,8 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
         return sim.start();
     }
 
-    public PidPoolNode leader() {
-        return nodes.stream().filter(PidPoolNode::isLeader).findFirst().orElse(null);
+    public ClusterMember leader() {
+        return nodes.stream().filter(ClusterMember::isLeader).findFirst().orElse(null);
     }
 
     public List<SimulatedInstance> instancesOf(ModuleKey module) {
@@ -187,7 +187,7 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
                 .toString();
     }
 
-    public PidAccount pid(String id) {
+    public PidRecord pid(String id) {
         return repositories.pids().find(id).orElseThrow();
     }
 
@@ -219,7 +219,7 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
                 // best effort
             }
         }
-        for (PidPoolNode node : nodes) {
+        for (ClusterMember node : nodes) {
             node.close();
         }
         zk.close();

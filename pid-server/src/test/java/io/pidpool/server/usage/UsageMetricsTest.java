@@ -9,7 +9,7 @@ import io.pidpool.core.advice.UsageProjector;
 import io.pidpool.core.advice.UsageReport;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import java.time.Instant;
@@ -29,8 +29,8 @@ class UsageMetricsTest {
                                 OverageTariff.of(OverageTariff.Tier.unbounded("0.25")),
                                 List.of(new ModuleFacts(ModuleConfig.of(M, 1), 1)),
                                 List.of(
-                                        new PidFacts("p1", M, PidStatus.ACTIVE, 100, 0),
-                                        new PidFacts("zero", M, PidStatus.DISABLED, 0, 0)),
+                                        new PidFacts("p1", M, PidAvailability.ACTIVE, 100, 0),
+                                        new PidFacts("zero", M, PidAvailability.DISABLED, 0, 0)),
                                 Map.of("p1", 40L, "zero", 2L))
                         .snapshot());
     }

@@ -16,7 +16,7 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.PidStatus;
+import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.OverageTariff;
 import io.pidpool.core.quota.QuotaMonth;
@@ -59,9 +59,9 @@ class UsageMonitorIT {
     final class FakeFacts implements UsageFacts {
         final AtomicInteger leaderChecks = new AtomicInteger();
         volatile List<PidFacts> pids = List.of(
-                new PidFacts("a1", A, PidStatus.ACTIVE, 100, 20),
-                new PidFacts("a2", A, PidStatus.ACTIVE, 100, 0),
-                new PidFacts("b1", B, PidStatus.ACTIVE, 50, 0));
+                new PidFacts("a1", A, PidAvailability.ACTIVE, 100, 20),
+                new PidFacts("a2", A, PidAvailability.ACTIVE, 100, 0),
+                new PidFacts("b1", B, PidAvailability.ACTIVE, 50, 0));
 
         @Override
         public List<ModuleFacts> modules() {

@@ -13,7 +13,7 @@ import java.time.Duration;
  * @param maxPoolSize connections in the pool
  * @param connectionTimeout how long a caller waits for a connection before UNAVAILABLE
  */
-public record DatabaseConfig(String url, String user, String password, int maxPoolSize, Duration connectionTimeout) {
+public record JdbcSettings(String url, String user, String password, int maxPoolSize, Duration connectionTimeout) {
     public static final int DEFAULT_POOL_SIZE = 10;
     /**
      * 2 s: a caller that finds the pool empty waits no longer, so an outage the health probe has not
@@ -21,7 +21,7 @@ public record DatabaseConfig(String url, String user, String password, int maxPo
      */
     public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(2);
 
-    public DatabaseConfig {
+    public JdbcSettings {
         requireNonNull(url, "database.url");
         Dialect.fromUrl(url);
         requireArgument(
@@ -37,12 +37,12 @@ public record DatabaseConfig(String url, String user, String password, int maxPo
                 connectionTimeout);
     }
 
-    public static DatabaseConfig of(String url, String user, String password) {
-        return new DatabaseConfig(url, user, password, DEFAULT_POOL_SIZE, DEFAULT_CONNECTION_TIMEOUT);
+    public static JdbcSettings of(String url, String user, String password) {
+        return new JdbcSettings(url, user, password, DEFAULT_POOL_SIZE, DEFAULT_CONNECTION_TIMEOUT);
     }
 
-    public DatabaseConfig withPool(int size, Duration timeout) {
-        return new DatabaseConfig(url, user, password, size, timeout);
+    public JdbcSettings withPool(int size, Duration timeout) {
+        return new JdbcSettings(url, user, password, size, timeout);
     }
 
     public Dialect dialect() {
@@ -56,7 +56,7 @@ public record DatabaseConfig(String url, String user, String password, int maxPo
 
     @Override
     public String toString() {
-        return "DatabaseConfig[url=" + redactedUrl() + ", user=" + user + ", password="
+        return "JdbcSettings[url=" + redactedUrl() + ", user=" + user + ", password="
                 + (password == null ? "none" : "***") + ", maxPoolSize=" + maxPoolSize + ", connectionTimeout="
                 + connectionTimeout + "]";
     }

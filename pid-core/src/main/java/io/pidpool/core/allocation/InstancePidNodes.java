@@ -20,7 +20,7 @@ import java.util.function.BiConsumer;
  *
  * <p>Concurrency: immutable; the lazy index is published through a volatile field.
  */
-final class PidStates extends AbstractMap<String, PidState> {
+final class InstancePidNodes extends AbstractMap<String, PidState> {
     /** Below this size {@link #get} scans instead of building an index. */
     private static final int SCAN_LIMIT = 8;
 
@@ -29,7 +29,7 @@ final class PidStates extends AbstractMap<String, PidState> {
     private volatile Map<String, Integer> index;
     private Set<Map.Entry<String, PidState>> entrySet;
 
-    private PidStates(String[] pids, PidState[] states) {
+    private InstancePidNodes(String[] pids, PidState[] states) {
         this.pids = pids;
         this.states = states;
     }
@@ -39,7 +39,7 @@ final class PidStates extends AbstractMap<String, PidState> {
         if (source == null || source.isEmpty()) {
             return Map.of();
         }
-        if (source instanceof PidStates same) {
+        if (source instanceof InstancePidNodes same) {
             return same;
         }
         int size = source.size();
@@ -53,7 +53,7 @@ final class PidStates extends AbstractMap<String, PidState> {
             states[k++] = node.getValue();
         }
         requireArgument(k == size, field, "%s changed while it was copied", field);
-        return new PidStates(pids, states);
+        return new InstancePidNodes(pids, states);
     }
 
     @Override

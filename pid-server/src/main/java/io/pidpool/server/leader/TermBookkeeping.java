@@ -12,10 +12,10 @@ import java.util.Set;
 /**
  * The leader's own bookkeeping for one term, beyond what ZooKeeper and the database say: writes in
  * flight, when it saw instances go, unanswered instructions, failure counts and cooldowns, and the
- * assignment rows it knows the database holds. Changed only by {@link #replay(LeaderRecord)}.
+ * assignment rows it knows the database holds. Changed only by {@link #replay(TermEvent)}.
  *
- * <p>A write whose outcome is unknown ({@link LeaderRecord.WriteInDoubt}) stays in flight until a
- * rescan that started after it is replayed ({@link LeaderRecord.ViewProven}): the node it may have
+ * <p>A write whose outcome is unknown ({@link TermEvent.WriteInDoubt}) stays in flight until a
+ * rescan that started after it is replayed ({@link TermEvent.ViewProven}): the node it may have
  * created or changed is then in the view, or proven absent.
  *
  * <p>Losing it (a new leader) is safe: departures restart their grace at the new leader's election,
@@ -25,7 +25,7 @@ import java.util.Set;
  *
  * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
  */
-public final class LeaderState {
+public final class TermBookkeeping {
     private final Set<String> pathsInFlight = new HashSet<>();
     private final Map<String, Integer> pidsInFlight = new HashMap<>();
     private final Map<String, Intent> addsInFlight = new HashMap<>();
@@ -48,12 +48,12 @@ public final class LeaderState {
     private record Doubt(Intent intent, long rescanBefore) {}
 
     /**
-     * Applies one record. A {@link LeaderRecord.RescanStarted} numbered at or below the last one, or a
-     * {@link LeaderRecord.ViewProven} of a rescan that has not started, is refused with an {@link
+     * Applies one record. A {@link TermEvent.RescanStarted} numbered at or below the last one, or a
+     * {@link TermEvent.ViewProven} of a rescan that has not started, is refused with an {@link
      * IllegalArgumentException} and changes nothing.
      */
-    public void replay(LeaderRecord record) {
-        if (record instanceof LeaderRecord.WriteIssued issued) {
+    public void replay(TermEvent record) {
+        if (record instanceof TermEvent.WriteIssued issued) {
             Intent intent = issued.intent();
             for (ZkWrite write : intent.writes()) {
                 pathsInFlight.add(write.path());
@@ -67,18 +67,18 @@ public final class LeaderState {
             if (intent.kind() == Intent.Kind.HANDSHAKE) {
                 handshakesInFlight.add(intent.holder());
             }
-        } else if (record instanceof LeaderRecord.WriteSettled settled) {
+        } else if (record instanceof TermEvent.WriteSettled settled) {
             settle(settled.intent());
-        } else if (record instanceof LeaderRecord.WriteInDoubt doubt) {
+        } else if (record instanceof TermEvent.WriteInDoubt doubt) {
             // still in flight: nothing is decided about its PID and paths until the view is proven
             doubts.addLast(new Doubt(doubt.intent(), rescansStarted));
-        } else if (record instanceof LeaderRecord.RescanStarted started) {
+        } else if (record instanceof TermEvent.RescanStarted started) {
             if (started.rescan() <= rescansStarted) {
                 throw new IllegalArgumentException("rescan " + started.rescan() + " started after rescan "
                         + rescansStarted + ": rescans are numbered upwards");
             }
             rescansStarted = started.rescan();
-        } else if (record instanceof LeaderRecord.ViewProven proven) {
+        } else if (record instanceof TermEvent.ViewProven proven) {
             if (proven.rescan() > rescansStarted) {
                 throw new IllegalArgumentException(
                         "rescan " + proven.rescan() + " has not started (last started: " + rescansStarted + ")");
@@ -88,48 +88,48 @@ public final class LeaderState {
             while (!doubts.isEmpty() && doubts.peekFirst().rescanBefore() < proven.rescan()) {
                 settle(doubts.pollFirst().intent());
             }
-        } else if (record instanceof LeaderRecord.Departed departed) {
+        } else if (record instanceof TermEvent.Departed departed) {
             departedAt.putIfAbsent(departed.key(), departed.atNanos());
             sessions.putIfAbsent(departed.key(), departed.sessionId());
             draining.remove(departed.key());
-        } else if (record instanceof LeaderRecord.Seen seen) {
+        } else if (record instanceof TermEvent.Seen seen) {
             sessions.put(seen.key(), seen.sessionId());
-        } else if (record instanceof LeaderRecord.RevokeSent sent) {
+        } else if (record instanceof TermEvent.RevokeSent sent) {
             revokesSent.add(sent.path());
-        } else if (record instanceof LeaderRecord.RevokesForgotten forgotten) {
+        } else if (record instanceof TermEvent.RevokesForgotten forgotten) {
             forgotten.paths().forEach(revokesSent::remove);
-        } else if (record instanceof LeaderRecord.Draining drain) {
+        } else if (record instanceof TermEvent.Draining drain) {
             draining.putIfAbsent(drain.key(), drain.sinceNanos());
-        } else if (record instanceof LeaderRecord.Returned returned) {
+        } else if (record instanceof TermEvent.Returned returned) {
             departedAt.remove(returned.key());
-        } else if (record instanceof LeaderRecord.Forgotten forgotten) {
+        } else if (record instanceof TermEvent.Forgotten forgotten) {
             departedAt.remove(forgotten.key());
             sessions.remove(forgotten.key());
-        } else if (record instanceof LeaderRecord.InstructionSeen seen) {
+        } else if (record instanceof TermEvent.InstructionSeen seen) {
             instructionSeen.putIfAbsent(seen.key(), seen.atNanos());
-        } else if (record instanceof LeaderRecord.InstructionsForgotten forgotten) {
+        } else if (record instanceof TermEvent.InstructionsForgotten forgotten) {
             forgotten.keys().forEach(instructionSeen::remove);
-        } else if (record instanceof LeaderRecord.AddFailed failed) {
+        } else if (record instanceof TermEvent.AddFailed failed) {
             failures.merge(failed.pid(), 1, Integer::sum);
             backoffUntil.merge(failed.pid(), failed.retryAtNanos(), Math::max);
-        } else if (record instanceof LeaderRecord.AddSucceeded succeeded) {
+        } else if (record instanceof TermEvent.AddSucceeded succeeded) {
             failures.remove(succeeded.pid());
             backoffUntil.remove(succeeded.pid());
-        } else if (record instanceof LeaderRecord.CooldownStarted started) {
+        } else if (record instanceof TermEvent.CooldownStarted started) {
             cooldownUntil.put(started.pid(), started.untilNanos());
-        } else if (record instanceof LeaderRecord.CooldownEnded ended) {
+        } else if (record instanceof TermEvent.CooldownEnded ended) {
             cooldownUntil.remove(ended.pid());
             failures.remove(ended.pid());
             backoffUntil.remove(ended.pid());
-        } else if (record instanceof LeaderRecord.RowsLoaded loaded) {
+        } else if (record instanceof TermEvent.RowsLoaded loaded) {
             rows.clear();
             loaded.rows().forEach(a -> rows.put(a.pidId(), a));
-        } else if (record instanceof LeaderRecord.RowsWritten written) {
+        } else if (record instanceof TermEvent.RowsWritten written) {
             written.upserts().forEach(a -> rows.put(a.pidId(), a));
             written.removed().forEach(rows::remove);
-        } else if (record instanceof LeaderRecord.Alerted alerted) {
+        } else if (record instanceof TermEvent.Alerted alerted) {
             alerts.add(alerted.key());
-        } else if (record instanceof LeaderRecord.AlertCleared cleared) {
+        } else if (record instanceof TermEvent.AlertCleared cleared) {
             alerts.remove(cleared.key());
         }
     }

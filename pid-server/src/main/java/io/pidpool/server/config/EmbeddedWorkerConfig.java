@@ -5,4 +5,4 @@ package io.pidpool.server.config;
  *
  * @param enabled {@code false} when separate pid-worker processes do that work
  */
-public record WorkerConfig(boolean enabled) {}
+public record EmbeddedWorkerConfig(boolean enabled) {}

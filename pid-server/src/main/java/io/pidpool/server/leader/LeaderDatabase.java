@@ -3,7 +3,7 @@ package io.pidpool.server.leader;
 import io.pidpool.core.model.Assignment;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
-import io.pidpool.core.model.PidAccount;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.AccountChanges;
 import io.pidpool.core.port.AccountSnapshot;
 import io.pidpool.core.port.Cooldown;
@@ -23,7 +23,7 @@ import java.util.Optional;
  *
  * <p>Thread-safe; every method is atomic and blocking.
  */
-public interface LeaderStore {
+public interface LeaderDatabase {
     /**
      * The highest leader epoch the store has seen ({@link Epoch#NONE} if none): a new term's epoch must
      * be above it.
@@ -77,7 +77,7 @@ public interface LeaderStore {
     void removeAssignments(Collection<String> pidIds, Epoch epoch);
 
     /** Replaces stored accounts, e.g. to put one into cooldown or take it out (FENCED as above). */
-    void updatePids(Collection<PidAccount> pids, Epoch epoch);
+    void updatePids(Collection<PidRecord> pids, Epoch epoch);
 
     /** The stored cooldowns (end times survive a change of leader); empty if this store keeps none. */
     default List<Cooldown> loadCooldowns() {
@@ -87,7 +87,7 @@ public interface LeaderStore {
     /** Stores cooldowns that started and removes those that ended, in one go (FENCED as above). */
     default void recordCooldowns(Collection<Cooldown> started, Collection<String> ended, Epoch epoch) {}
 
-    record Snapshot(List<ModuleConfig> modules, List<PidAccount> pids, List<Assignment> assignments) {
+    record Snapshot(List<ModuleConfig> modules, List<PidRecord> pids, List<Assignment> assignments) {
         public Snapshot {
             modules = List.copyOf(modules);
             pids = List.copyOf(pids);

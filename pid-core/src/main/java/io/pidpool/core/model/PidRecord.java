@@ -11,19 +11,19 @@ import java.util.Map;
  *
  * @param overageAllowance commands the operator allows beyond {@code monthlyQuota} (billed in tiers)
  */
-public record PidAccount(
+public record PidRecord(
         String id,
         ModuleKey module,
         long monthlyQuota,
         long overageAllowance,
-        PidStatus status,
+        PidAvailability status,
         SealedSecret secret,
         Map<String, String> attributes) {
 
     /** Above this a quota is taken for a typo, not a contract. */
     public static final long MAX_MONTHLY_QUOTA = 1_000_000_000L;
 
-    public PidAccount {
+    public PidRecord {
         Names.requirePidId(id, "pid.id");
         requireNonNull(module, "pid.module");
         requireArgument(
@@ -48,11 +48,11 @@ public record PidAccount(
         return monthlyQuota + overageAllowance;
     }
 
-    public PidAccount withModule(ModuleKey newModule) {
-        return new PidAccount(id, newModule, monthlyQuota, overageAllowance, status, secret, attributes);
+    public PidRecord withModule(ModuleKey newModule) {
+        return new PidRecord(id, newModule, monthlyQuota, overageAllowance, status, secret, attributes);
     }
 
-    public PidAccount withStatus(PidStatus newStatus) {
-        return new PidAccount(id, module, monthlyQuota, overageAllowance, newStatus, secret, attributes);
+    public PidRecord withStatus(PidAvailability newStatus) {
+        return new PidRecord(id, module, monthlyQuota, overageAllowance, newStatus, secret, attributes);
     }
 }

@@ -1,7 +1,7 @@
 package io.pidpool.core.model;
 
 /** Whether a PID may be handed out. */
-public enum PidStatus {
+public enum PidAvailability {
     /** Assignable. */
     ACTIVE,
     /** Recently failed to log in or met a login conflict: not assigned until the cooldown ends. */

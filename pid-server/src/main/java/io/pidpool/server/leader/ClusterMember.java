@@ -66,8 +66,8 @@ import org.slf4j.LoggerFactory;
  * may be called from any thread; queries are answered by a task on that executor. The lifecycle is
  * an {@link AtomicReference} moved by compare-and-set.
  */
-public final class PidPoolNode implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(PidPoolNode.class);
+public final class ClusterMember implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
     private static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
     /**
      * How long the {@code /modules} watcher waits before it re-reads the whole tree after a
@@ -112,7 +112,7 @@ public final class PidPoolNode implements AutoCloseable {
 
     private volatile String lastAccountsSource;
 
-    private PidPoolNode(Builder b) {
+    private ClusterMember(Builder b) {
         this.nodeId = b.nodeId;
         this.layout = b.layout;
         this.settings = b.settings;
@@ -418,7 +418,7 @@ public final class PidPoolNode implements AutoCloseable {
 
     /** Every module: configuration, PID counts, instances and what they hold. */
     public List<ReadModel.Module> modules() {
-        LeaderStore.Snapshot db = ctx.store().load();
+        LeaderDatabase.Snapshot db = ctx.store().load();
         return call(() -> ReadModel.modules(db, view));
     }
 
@@ -432,7 +432,7 @@ public final class PidPoolNode implements AutoCloseable {
 
     /** Accounts with their module, instance and node state; {@code module}/{@code state} null = any. */
     public List<ReadModel.Pid> pids(ModuleKey module, PidState state) {
-        LeaderStore.Snapshot db = ctx.store().load();
+        LeaderDatabase.Snapshot db = ctx.store().load();
         return call(() -> ReadModel.pids(db.pids(), view, module, state));
     }
 
@@ -573,7 +573,7 @@ public final class PidPoolNode implements AutoCloseable {
         client.close();
     }
 
-    /** Builds a {@link PidPoolNode}. */
+    /** Builds a {@link ClusterMember}. */
     public static final class Builder {
         private String nodeId;
         private String connectString;
@@ -760,7 +760,7 @@ public final class PidPoolNode implements AutoCloseable {
             return this;
         }
 
-        public PidPoolNode build() {
+        public ClusterMember build() {
             requireNonNull(nodeId, "nodeId");
             requireNonNull(connectString, "zookeeper.connect");
             requireNonNull(repositories, "repositories");
@@ -771,7 +771,7 @@ public final class PidPoolNode implements AutoCloseable {
                 placement = grace ->
                         new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(s.rebalanceDelay()));
             }
-            return new PidPoolNode(this);
+            return new ClusterMember(this);
         }
     }
 }
