@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.pidpool.client.internal.zk.ZkAuth;
+import io.pidpool.core.config.UnknownVariables;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Names;
 import io.pidpool.server.config.ConfigException.Problem;
@@ -54,7 +55,7 @@ import org.redisson.config.Config;
  * document, e.g. {@code PIDPOOL_SECURITY_TOKENS='[{token: "...", role: admin}]'}, which replaces
  * the whole list or map. {@link #keys()} lists them all. Variables starting with {@code PIDPOOL_}
  * that name no key are ignored with a warning naming the closest key ({@link
- * #unknownVariableWarnings}; not for {@code PIDPOOL_TEST_*} and the {@link #PROCESS_VARIABLES}). The same name without the hump
+ * #unknownVariableWarnings}; not for {@code PIDPOOL_TEST_*} and the {@link UnknownVariables#PROCESS_VARIABLES}). The same name without the hump
  * underscores ({@link #aliasName}: {@code PIDPOOL_SECURITY_SECRETKEY}) is accepted too; both at once
  * is an error.
  *
@@ -125,64 +126,20 @@ public final class ConfigLoader {
     }
 
     /**
-     * Variables of the {@code PIDPOOL_} prefix that are read outside {@code server.yml}: the log
-     * format (logback.xml) and the launch scripts' config path and options. Not configuration keys,
-     * but not typos either.
-     */
-    public static final List<String> PROCESS_VARIABLES =
-            List.of("PIDPOOL_LOG_FORMAT", "PIDPOOL_CONFIG", "PIDPOOL_HOME");
-
-    /** Prefixes of variables that belong to other tools (the test suites' databases). */
-    private static final List<String> FOREIGN_PREFIXES = List.of("PIDPOOL_TEST_");
-
-    /**
      * One warning per {@code PIDPOOL_*} variable of the environment that names no key (in either
-     * spelling) and is neither a {@link #PROCESS_VARIABLES process variable} nor {@code
+     * spelling) and is neither a {@link UnknownVariables#PROCESS_VARIABLES process variable} nor {@code
      * PIDPOOL_TEST_*}: most likely a typo that would otherwise leave the key at its default without
      * a word. Each names the closest known variable and its key. Such a variable is ignored, not
      * refused, as Kafka and ZooKeeper do with unknown settings: the same environment may hold the
      * variables of a pid-worker on the same host. Sorted by variable name.
      */
     public List<String> unknownVariableWarnings() {
-        Map<String, String> known = new java.util.TreeMap<>();
+        Map<String, String> known = new java.util.HashMap<>();
         for (Key key : KEYS) {
             known.put(key.envName(), key.path());
             known.put(aliasName(key.path()), key.path());
         }
-        return env.keySet().stream()
-                .filter(v -> v.startsWith(ENV_PREFIX))
-                .filter(v -> !known.containsKey(v) && !PROCESS_VARIABLES.contains(v))
-                .filter(v -> FOREIGN_PREFIXES.stream().noneMatch(v::startsWith))
-                .sorted()
-                .map(v -> {
-                    String closest = known.keySet().stream()
-                            .min(java.util.Comparator.comparingInt((String k) -> editDistance(v, k))
-                                    .thenComparing(k -> k))
-                            .orElseThrow();
-                    return "environment variable " + v + " names no configuration key and is ignored; did you"
-                            + " mean " + closest + " (" + known.get(closest) + ")?";
-                })
-                .toList();
-    }
-
-    /** Levenshtein distance: insertions, deletions and substitutions of one character. */
-    static int editDistance(String a, String b) {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                current[j] = Math.min(substitute, Math.min(previous[j] + 1, current[j - 1] + 1));
-            }
-            int[] t = previous;
-            previous = current;
-            current = t;
-        }
-        return previous[b.length()];
+        return UnknownVariables.warnings(env, known);
     }
 
     /** Loads {@code file}, applies the environment and validates. */

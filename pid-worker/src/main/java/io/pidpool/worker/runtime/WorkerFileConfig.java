@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.pidpool.client.internal.zk.ZkAuth;
+import io.pidpool.core.config.UnknownVariables;
 import io.pidpool.core.error.PidPoolException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -174,6 +175,31 @@ public final class WorkerFileConfig {
                 into.set(e.getKey(), e.getValue());
             }
         }
+    }
+
+    /**
+     * One warning per {@code PIDPOOL_*} variable of {@code env} that names no key of this file (a
+     * typo would otherwise leave the key at its default without a word); see {@link UnknownVariables}.
+     */
+    public static List<String> unknownVariableWarnings(Map<String, String> env) {
+        Map<String, String> known = new java.util.HashMap<>();
+        variables(new ObjectMapper().valueToTree(new WorkerFileConfig()), "PIDPOOL", "", known);
+        return UnknownVariables.warnings(env, known);
+    }
+
+    /** Every variable {@link #applyEnv} reads below {@code node}, with its key. */
+    private static void variables(JsonNode node, String prefix, String path, Map<String, String> into) {
+        node.fieldNames().forEachRemaining(name -> {
+            String var =
+                    prefix + "_" + name.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
+            String key = path.isEmpty() ? name : path + "." + name;
+            JsonNode child = node.get(name);
+            if (child.isObject()) {
+                variables(child, var, key, into);
+            } else {
+                into.put(var, key);
+            }
+        });
     }
 
     private static void applyEnv(ObjectNode node, String prefix, Map<String, String> env) {

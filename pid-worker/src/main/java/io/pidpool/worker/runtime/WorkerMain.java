@@ -94,6 +94,9 @@ public final class WorkerMain implements Callable<Integer> {
     }
 
     WorkerFileConfig loadConfig() {
+        for (String warning : WorkerFileConfig.unknownVariableWarnings(System.getenv())) {
+            LOG.warn(warning);
+        }
         return WorkerFileConfig.load(config, System.getenv());
     }
 

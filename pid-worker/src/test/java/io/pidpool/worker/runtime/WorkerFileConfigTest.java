@@ -156,4 +156,14 @@ class WorkerFileConfigTest {
         }
         return names;
     }
+
+    @Test
+    void aMisspelledVariableIsReportedWithTheClosestOne() {
+        assertThat(WorkerFileConfig.unknownVariableWarnings(Map.of(
+                        "PIDPOOL_DATABSE_URL", "jdbc:h2:mem:x",
+                        "PIDPOOL_DATABASE_URL", "jdbc:h2:mem:y",
+                        "PIDPOOL_TEST_MARIADB_URL", "jdbc:mariadb://x")))
+                .containsExactly("environment variable PIDPOOL_DATABSE_URL names no configuration key and is ignored;"
+                        + " did you mean PIDPOOL_DATABASE_URL (database.url)?");
+    }
 }
