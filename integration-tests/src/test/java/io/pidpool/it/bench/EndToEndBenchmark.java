@@ -378,11 +378,14 @@ public final class EndToEndBenchmark {
         }
     }
 
-    /** Live threads by name, digits folded ({@code pool-3-thread-7} -> {@code pool-#-thread-#}). */
+    /** Live threads by name, numbers and hex ids folded ({@code pool-3-thread-7} -> {@code pool-#-thread-#}). */
     private static Map<String, Integer> threadNames() {
         Map<String, Integer> names = new java.util.TreeMap<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
-            names.merge(t.getName().replaceAll("\\d+", "#"), 1, Integer::sum);
+            String name = t.getName()
+                    .replaceAll("\\b(?=[0-9a-f]*\\d)[0-9a-f]{6,}\\b", "#")
+                    .replaceAll("\\d+", "#");
+            names.merge(name, 1, Integer::sum);
         }
         return names;
     }
