@@ -63,6 +63,10 @@ import org.slf4j.LoggerFactory;
  * mode the batcher thread owns the in-flight requests and callers wait on a future (at most {@code
  * requestTimeout}). Probes and voids run on the issuer's two background threads. Lifecycle: built
  * started; {@link #close()} once (compare-and-set).
+ *
+ * <p><b>Why this file is longer than ~400 lines.</b> About 170 lines are the {@link Builder}, whose
+ * every option states its bounds and default, and most of the rest is the public contract of
+ * {@code tryAcquire}/{@code refund}; the logic itself lives in the parts above.
  */
 public final class PermitIssuer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PermitIssuer.class);
