@@ -379,12 +379,23 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                     at = 0;
                 }
                 for (int i : idx) {
-                    out[i] = deductResult(requests.get(i), reply, at);
-                    at += 8;
+                    out[i] = batchResult(requests.get(i), reply, at);
+                    at += num(reply, at) == 1 ? 4 : 8; // a grant is 4 fields long (deduct_batch.lua)
                 }
             }
             return List.of(out);
         }
+    }
+
+    /** One answer of the batch script: a grant is {@code {1, usedAfter, limit, epoch}}, the rest as deduct's. */
+    private DeductResult batchResult(DeductRequest r, List<Object> reply, int at) {
+        if (num(reply, at) != 1) {
+            return deductResult(r, reply, at);
+        }
+        long used = lng(reply, at + 1);
+        long limit = lng(reply, at + 2);
+        nearCache.observe(r.pid(), r.month(), used, limit, lng(reply, at + 3));
+        return new Granted(r.pid(), r.month(), r.deductionId(), r.amount(), used, limit);
     }
 
     private DeductResult deductResult(DeductRequest r, List<Object> reply, int at) {
