@@ -206,7 +206,8 @@ public final class PermitIssuer implements AutoCloseable {
      * flight (the blocking call costs one thread wake-up per permit, which on a busy machine is what
      * limits the batched rate). In direct mode the future is already complete when returned.
      *
-     * <p>The future completes on a Redisson I/O thread (granted) or the batcher's thread (the rest):
+     * <p>The future completes on a Redisson I/O thread (granted, or empty once the void of a grant
+     * whose hold ended was answered) or the batcher's thread (the rest):
      * attach only short, non-blocking actions (no synchronous Redis calls), or use
      * {@code thenApplyAsync} with an executor of your own. Nothing is guaranteed about the order in
      * which futures of one thread complete.

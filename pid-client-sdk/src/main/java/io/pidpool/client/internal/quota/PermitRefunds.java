@@ -16,8 +16,8 @@ import java.util.Optional;
 
 /**
  * A caller's refunds ({@code PidClient.refund}), under the same deadline and circuit as its acquires
- * (docs/design.md §9): a caller waits at most {@code refundTimeout} (the issuer's {@code
- * acquireTimeout}) for both steps (the index lookup and the refund) together, and while the {@link
+ * (docs/design.md §9): a caller waits at most the issuer's {@code acquireTimeout} for both steps
+ * (the index lookup and the refund) together, and while the {@link
  * RedisCircuit} is open it gets {@code UNAVAILABLE} at once with nothing sent.
  *
  * <p><b>Unknown outcome.</b> A refund Redis did not answer may or may not have been applied. It is not
