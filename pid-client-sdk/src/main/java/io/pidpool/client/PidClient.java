@@ -136,8 +136,9 @@ public interface PidClient extends AutoCloseable {
      *     ({@code deductionId}) for an unknown deduction; {@code ILLEGAL_STATE} ({@code amount}) when
      *     it would exceed the deduction; {@code CONFLICT} ({@code refundId}) when the refund id was used
      *     for this deduction with another amount; {@code ILLEGAL_STATE} without {@link Builder#redisAddress}
-     *     or when not started/closed; {@code UNAVAILABLE} when Redis does not answer (retry with the
-     *     same refund id)
+     *     or when not started/closed; {@code UNAVAILABLE} when Redis does not answer within {@link
+     *     Builder#acquireTimeout} or is known to be away (the refund may or may not have been applied:
+     *     retry with the same refund id, which applies it at most once)
      */
     void refund(String deductionId, String refundId, long commands);
 

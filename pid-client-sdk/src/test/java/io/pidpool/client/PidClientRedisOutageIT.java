@@ -205,6 +205,116 @@ class PidClientRedisOutageIT {
         assertThat(platform.violations()).isEmpty();
     }
 
+    /**
+     * Refunds under the same deadline and circuit as acquires: a thread refunds permits (1 command each,
+     * refund id {@code r1}, cycling over 150 permits so a permit is refunded again and again) while
+     * Redis is cut. No refund waits longer than the acquire timeout; once the first one ran out of time
+     * the rest fail at once; refunds succeed again within 1 s after the heal; and the caller's retries
+     * with the same refund ids leave usage exactly where the refunds say (each applied once).
+     */
+    @org.junit.jupiter.api.Test
+    void refundsWaitAtMostTheDeadlineFailFastWhileRedisIsAwayAndStayIdempotent() throws Exception {
+        RecordingListener listener = new RecordingListener("A", platform);
+        PidClient client =
+                harness.start(harness.builder(listener).redisAddress("redis://127.0.0.1:" + redisProxy.port()));
+        FakeLeaderSupport.assign(harness, client, leaderLedger, Map.of("p1", 10_000_000L));
+        List<Permit> permits = new java.util.ArrayList<>();
+        for (int i = 0; i < 150; i++) {
+            permits.add(client.tryAcquire(1).orElseThrow());
+        }
+        client.refund(permits.get(0).deductionId(), "r1", 1); // warm the lookup and refund scripts
+
+        ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread refunder = new Thread(
+                () -> {
+                    for (int i = 0; running.get(); i++) {
+                        Permit p = permits.get(i % permits.size());
+                        long start = System.nanoTime();
+                        try {
+                            client.refund(p.deductionId(), "r1", 1);
+                            calls.add(new Call(start, System.nanoTime(), true, null));
+                        } catch (PidPoolException e) {
+                            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+                            calls.add(new Call(start, System.nanoTime(), false, e.getMessage()));
+                        }
+                        LockSupport.parkNanos(2_000_000);
+                    }
+                },
+                "outage-refunder");
+        refunder.start();
+        Thread.sleep(300);
+        long cut = System.nanoTime();
+        redisProxy.blackHole();
+        Thread.sleep(CUT.toMillis());
+        long heal = System.nanoTime();
+        redisProxy.restore();
+        Thread.sleep(3000);
+        running.set(false);
+        refunder.join(30_000);
+        assertThat(refunder.isAlive()).as("the refunding thread ended").isFalse();
+
+        List<Call> all = List.copyOf(calls);
+        long longest = all.stream().mapToLong(Call::millis).max().orElseThrow();
+        assertThat(longest)
+                .as("no refund waits longer than the acquire timeout (cut %d s)", CUT.toSeconds())
+                .isLessThanOrEqualTo(1000 + SLACK.toMillis());
+        Call firstFailure = all.stream()
+                .filter(c -> c.error() != null)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no refund failed during the cut"));
+        List<Call> whileKnownAway = all.stream()
+                .filter(c -> c.start() > firstFailure.end() && c.end() < heal)
+                .toList();
+        long slowestKnownAway =
+                whileKnownAway.stream().mapToLong(Call::millis).max().orElse(0);
+        Call firstAfterHeal = all.stream()
+                .filter(c -> c.permit() && c.end() > heal)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no refund succeeded after Redis came back"));
+        long resumedMs = TimeUnit.NANOSECONDS.toMillis(firstAfterHeal.end() - heal);
+        long failedAfterResumption = all.stream()
+                .filter(c -> c.error() != null && c.start() > firstAfterHeal.end())
+                .count();
+        System.out.printf(
+                "redis outage, refunds (cut %d s): %d refunds, longest %d ms; first failure %d ms after the cut (%s);"
+                        + " %d refunds while known away, slowest %d ms; first refund %d ms after the heal;"
+                        + " %d failed after it%n",
+                CUT.toSeconds(),
+                all.size(),
+                longest,
+                TimeUnit.NANOSECONDS.toMillis(firstFailure.end() - cut),
+                firstFailure.error(),
+                whileKnownAway.size(),
+                slowestKnownAway,
+                resumedMs,
+                failedAfterResumption);
+
+        assertThat(whileKnownAway).as("refunds while Redis is known to be away").hasSizeGreaterThan(10);
+        assertThat(slowestKnownAway)
+                .as("refunds fail at once while Redis is known to be away")
+                .isLessThan(100);
+        assertThat(whileKnownAway)
+                .allSatisfy(c -> assertThat(c.error()).contains("no refund sent; retry with the same refund id"));
+        assertThat(resumedMs)
+                .as("refunds resume within 1 s after Redis answers")
+                .isLessThanOrEqualTo(1000);
+        assertThat(failedAfterResumption)
+                .as("refunds failed after they resumed")
+                .isZero();
+
+        // the caller retries every refund of unknown outcome with the same id: each is applied exactly once
+        for (Permit p : permits) {
+            client.refund(p.deductionId(), "r1", 1);
+        }
+        assertThat(leaderLedger
+                        .usage("p1", new MonthlyWindow(ZoneOffset.UTC).monthOf(Instant.now()))
+                        .used())
+                .isZero();
+        assertThat(listener.violations()).isEmpty();
+        assertThat(platform.violations()).isEmpty();
+    }
+
     /** The steps of {@code PidClientQuotaIT.assign}: limits as the leader sets them, then the hand-out. */
     private static final class FakeLeaderSupport {
         static void assign(SdkHarness harness, PidClient client, RedissonQuotaLedger ledger, Map<String, Long> limits) {

@@ -351,9 +351,13 @@ final class PermitBatcher implements AutoCloseable {
     /** Flusher thread: answers one acquire of an answered batch, or queues it for its next PID. */
     private void settle(Pending p, DeductResult result) {
         if (result.granted()) {
-            Optional<Permit> permit = issuer.confirm(p.inFlight);
-            if (!p.result.complete(permit) && permit.isPresent()) {
-                issuer.voidDeduction(p.inFlight); // the caller stopped waiting
+            Permit permit = issuer.permitIfHeld(p.inFlight);
+            Duration bound = Duration.ofNanos(timeoutNanos);
+            if (permit == null) {
+                // the hold ended: the caller learns it once the void was answered (or kept), off this thread
+                issuer.voidGranted(p.inFlight, bound).whenComplete((v, e) -> p.result.complete(Optional.empty()));
+            } else if (!p.result.complete(Optional.of(permit))) {
+                issuer.voidGranted(p.inFlight, bound); // the caller stopped waiting
             }
         } else {
             issuer.refused(result);

@@ -7,7 +7,6 @@ import io.pidpool.client.Permit;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.SnowflakeIds;
-import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.quota.DeductResult;
 import io.pidpool.core.quota.MonthLedger;
@@ -17,14 +16,12 @@ import io.pidpool.core.quota.RefundResult;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -32,48 +29,44 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Grants {@link Permit}s: commands of a held PID, deducted atomically in Redis. This is what {@code
- * PidClient.tryAcquire} and {@code PidClient.refund} run.
+ * PidClient.tryAcquire} and {@code PidClient.refund} run. The issuer itself holds the flow of an
+ * acquire and the wiring; its parts are named for what they do:
+ *
+ * <ul>
+ *   <li>{@link PermitCandidates}: which held PIDs an acquire tries, in the {@link PermitPolicy}'s
+ *       order (default {@link PermitPolicy#mostRemainingFirst()}), at most {@code maxAttempts};
+ *   <li>direct sends ({@link BoundedSend}, on the caller's thread) or batched ones ({@link
+ *       PermitBatcher}, {@link Builder#batching(int)}: Nagle without timers, one round trip for many);
+ *   <li>{@link UncertainDeductions}: deductions no permit was handed out for, and their voiding;
+ *   <li>{@link PermitRefunds}: a caller's refunds, under the same deadline and circuit;
+ *   <li>{@link RedisCircuit}: whether Redis is known to be away, so callers fail at once.
+ * </ul>
  *
  * <p><b>A permit is granted only</b> while {@link HeldPids#leaseValid()} holds and for a PID in {@link
  * HeldPids#heldPids()}, both checked before the deduction is sent <em>and</em> after Redis granted it;
  * if the hold was lost in between, the deduction is voided (refunded under {@code void.<deductionId>})
  * and no permit is returned. The decision is always the deduct script's: the near cache only skips
- * PIDs it <em>clearly</em> knows cannot give {@code n} ({@link QuotaNearCache}).
- *
- * <p><b>Policy.</b> The held PIDs that are not clearly exhausted are ordered by the {@link
- * PermitPolicy} (default {@link PermitPolicy#mostRemainingFirst()}) and tried in order, at most {@code
- * maxAttempts} of them; the first grant wins. Empty when none grants.
+ * PIDs it <em>clearly</em> knows cannot give {@code n} ({@link QuotaNearCache}). The first grant wins;
+ * empty when none grants.
  *
  * <p><b>Ids.</b> Every attempt gets a fresh id {@code <yyyyMM>-<shard>-<snowflake>} ({@link
  * DeductionIds}); the deduct script indexes it, so {@link #refund(String, String, int)} finds PID and
  * month from the id alone.
  *
- * <p><b>Failures.</b> A caller never waits longer than {@code acquireTimeout} (default 1 s): each
- * send is bounded by what is left of it, and Redisson gives the send up by itself at that point (no
- * retry of its own, nothing lingers). When Redis fails a send early and time is left, the same
- * deduction (same id) is sent again once: a lost reply then answers "granted before" and the permit
- * is returned. If Redis has not answered by the deadline, the caller gets {@code UNAVAILABLE} and the
- * id is kept as <em>uncertain</em>: it is voided by an idempotent refund (which answers "unknown
- * deduction" if it never happened), so a deduction nobody got a permit for does not eat quota. A void
- * is sent only once the send itself has ended, {@code settleDelay} after it was given up <em>and</em>
- * {@code settleDelay} after Redis last came back (so bytes a partition held back have arrived before
- * their void). Voiding runs on the issuer's background thread (and from {@link #reconcile()}), never
- * on a caller's thread.
- *
- * <p><b>Circuit.</b> A send Redis did not answer opens the {@link RedisCircuit}: from then on every
- * acquire fails at once with {@code UNAVAILABLE} (nothing is sent, nothing deducted) while a
- * background probe asks Redis every {@code probeInterval}; its first answer closes the circuit and
- * permits resume.
- *
- * <p><b>Batched mode</b> ({@link Builder#batching(int)}): concurrent {@code tryAcquire} calls are queued
- * (lock-free) and a single flusher thread sends up to {@code maxBatch} of them as one round trip — on a
- * single Redis one run of the batch script, on Redis Cluster one per shard in one pipelined Redisson
- * batch — as soon as the previous batch is answered ({@link PermitBatcher}: Nagle without timers).
- * Same rules, same answers; fewer round trips.
+ * <p><b>Failures.</b> A caller of {@code tryAcquire} or {@code refund} never waits longer than {@code
+ * acquireTimeout} (default 1 s); a deduction Redis did not answer is kept as uncertain and voided
+ * later; a refund Redis did not answer may be sent again with the same refund id. A send Redis did not
+ * answer opens the circuit: from then on every acquire and refund fails at once with {@code
+ * UNAVAILABLE} (nothing is sent) until a background probe gets an answer.
  *
  * <p><b>Concurrency.</b> Thread-safe. In direct mode every call runs on the caller's thread; in batched
  * mode the batcher thread owns the in-flight requests and callers wait on a future (at most {@code
- * requestTimeout}). Lifecycle: built started; {@link #close()} once (compare-and-set).
+ * requestTimeout}). Probes and voids run on the issuer's two background threads. Lifecycle: built
+ * started; {@link #close()} once (compare-and-set).
+ *
+ * <p><b>Why this file is longer than ~400 lines.</b> About 170 lines are the {@link Builder}, whose
+ * every option states its bounds and default, and most of the rest is the public contract of
+ * {@code tryAcquire}/{@code refund}; the logic itself lives in the parts above.
  */
 public final class PermitIssuer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PermitIssuer.class);
@@ -89,76 +82,50 @@ public final class PermitIssuer implements AutoCloseable {
         CLOSED
     }
 
-    /** A deduction whose outcome this client never learned. */
-    private record Uncertain(
-            String pid,
-            QuotaMonth month,
-            String deductionId,
-            long amount,
-            long sinceNanos,
-            java.util.concurrent.Future<?> send) {
-        /** Whether the send itself is over (Redisson gave it up or it was answered). */
-        boolean sendEnded() {
-            return send == null || send.isDone();
-        }
-    }
-
-    /** Below this much time left a deduction is not sent (it could not be answered in time). */
-    private static final long MIN_SEND_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5);
-
     private final RedissonQuotaLedger ledger;
-    private final QuotaNearCache nearCache;
     private final HeldPids held;
     private final LongSupplier ids;
     private final MonthlyWindow window;
     private final Clock clock;
     private final Ticker ticker;
-    private final PermitPolicy policy;
-    private final int maxAttempts;
-    private final long settleNanos;
-    private final int maxUncertain;
+    private final PermitCandidates candidates;
     private final AtomicReference<State> state = new AtomicReference<>(State.STARTED);
-    private final ConcurrentLinkedQueue<Uncertain> uncertain = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger uncertainCount = new AtomicInteger();
-    private final AtomicLong nextReconcileNanos = new AtomicLong(Long.MIN_VALUE);
     private final PermitBatcher batcher;
     private final MissingLimits missingLimits;
     private final Duration acquireTimeout;
     private final long acquireTimeoutNanos;
     /** Probes (circuit) and voids (uncertain deductions): two threads, so a slow void never delays a probe. */
-    private final java.util.concurrent.ScheduledExecutorService background;
+    private final ScheduledThreadPoolExecutor background;
 
     private final RedisCircuit circuit;
+    private final UncertainDeductions uncertain;
+    private final PermitRefunds refunds;
 
     private PermitIssuer(Builder b) {
         this.missingLimits = b.missingLimits;
         this.ledger = requireNonNull(b.ledger, "ledger");
-        this.nearCache = ledger.nearCache();
         this.held = requireNonNull(b.held, "held");
         this.ids = requireNonNull(b.ids, "ids");
         this.window = b.window;
         this.clock = b.clock;
         this.ticker = b.ticker;
-        this.policy = b.policy;
-        this.maxAttempts = b.maxAttempts;
-        this.settleNanos = b.settleDelay.toNanos();
-        this.maxUncertain = b.maxUncertain;
+        this.candidates = new PermitCandidates(held, ledger.nearCache(), b.policy, b.maxAttempts);
         this.acquireTimeout = b.acquireTimeout;
         this.acquireTimeoutNanos = b.acquireTimeout.toNanos();
         String name = ledger.clientId();
-        java.util.concurrent.ScheduledThreadPoolExecutor pool =
-                new java.util.concurrent.ScheduledThreadPoolExecutor(2, r -> {
-                    Thread t = new Thread(r, "pidpool-quota-background-" + name);
-                    t.setDaemon(true);
-                    return t;
-                });
-        pool.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        this.background = pool;
+        this.background = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread t = new Thread(r, "pidpool-quota-background-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+        background.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         Duration probeTimeout = b.probeInterval.multipliedBy(5).compareTo(acquireTimeout) < 0
                 ? b.probeInterval.multipliedBy(5)
                 : acquireTimeout;
         this.circuit = new RedisCircuit(
                 "client " + name, () -> ledger.probeAsync(probeTimeout), background, ticker, b.probeInterval);
+        this.uncertain = new UncertainDeductions(ledger, circuit, ticker, b.settleDelay, b.maxUncertain);
+        this.refunds = new PermitRefunds(ledger, circuit, ticker, acquireTimeout);
         this.batcher = b.maxBatch > 0
                 ? new PermitBatcher(
                         this,
@@ -168,8 +135,16 @@ public final class PermitIssuer implements AutoCloseable {
                         b.requestTimeout != null ? b.requestTimeout : b.acquireTimeout,
                         name)
                 : null;
-        long tick = Math.max(50_000_000L, Math.min(settleNanos / 2, 500_000_000L));
-        background.scheduleWithFixedDelay(this::reconcileIfDue, tick, tick, java.util.concurrent.TimeUnit.NANOSECONDS);
+        long tick = uncertain.tickNanos();
+        background.scheduleWithFixedDelay(
+                () -> {
+                    if (state.get() == State.STARTED) {
+                        uncertain.reconcileIfDue();
+                    }
+                },
+                tick,
+                tick,
+                TimeUnit.NANOSECONDS);
     }
 
     public static Builder builder() {
@@ -200,7 +175,7 @@ public final class PermitIssuer implements AutoCloseable {
             throw circuit.openError();
         }
         QuotaMonth month = window.monthOf(clock.instant());
-        List<PermitPolicy.Candidate> order = candidates(n, month);
+        List<PermitPolicy.Candidate> order = candidates.order(n, month);
         if (order.isEmpty()) {
             return Optional.empty();
         }
@@ -218,7 +193,7 @@ public final class PermitIssuer implements AutoCloseable {
             }
             DeductResult result = deductBefore(request, deadline);
             if (result.granted()) {
-                return confirm(request);
+                return confirm(request, deadline);
             }
             refused(result);
         }
@@ -231,57 +206,37 @@ public final class PermitIssuer implements AutoCloseable {
      * flight (the blocking call costs one thread wake-up per permit, which on a busy machine is what
      * limits the batched rate). In direct mode the future is already complete when returned.
      *
-     * <p>The future completes on a Redisson I/O thread (granted) or the batcher's thread (the rest):
+     * <p>The future completes on a Redisson I/O thread (granted, or empty once the void of a grant
+     * whose hold ended was answered) or the batcher's thread (the rest):
      * attach only short, non-blocking actions (no synchronous Redis calls), or use
-     * the {@code *Async} variants with an executor of your own. Completing or cancelling the future
-     * yourself abandons the acquire; a deduction granted for it afterwards is voided, never lost. The
-     * exceptions are those of {@link #tryAcquire(int)}, delivered through the future (except bad
-     * arguments and a closed issuer, which throw at once).
+     * {@code thenApplyAsync} with an executor of your own. Nothing is guaranteed about the order in
+     * which futures of one thread complete.
+     *
+     * @throws PidPoolException {@code INVALID_ARGUMENT} and {@code ILLEGAL_STATE} at once, as {@link
+     *     #tryAcquire(int)}; {@code UNAVAILABLE} is reported through the future
      */
-    public java.util.concurrent.CompletableFuture<Optional<Permit>> tryAcquireAsync(int n) {
+    public CompletableFuture<Optional<Permit>> tryAcquireAsync(int n) {
         MonthLedger.requireAmount(n);
         requireOpen();
         if (batcher == null) {
             try {
-                return java.util.concurrent.CompletableFuture.completedFuture(tryAcquire(n));
+                return CompletableFuture.completedFuture(tryAcquire(n));
             } catch (PidPoolException e) {
-                return java.util.concurrent.CompletableFuture.failedFuture(e);
+                return CompletableFuture.failedFuture(e);
             }
         }
         if (!held.leaseValid()) {
-            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+            return CompletableFuture.completedFuture(Optional.empty());
         }
         if (circuit.isOpen()) {
-            return java.util.concurrent.CompletableFuture.failedFuture(circuit.openError());
+            return CompletableFuture.failedFuture(circuit.openError());
         }
         QuotaMonth month = window.monthOf(clock.instant());
-        List<PermitPolicy.Candidate> order = candidates(n, month);
+        List<PermitPolicy.Candidate> order = candidates.order(n, month);
         if (order.isEmpty()) {
-            return java.util.concurrent.CompletableFuture.completedFuture(Optional.empty());
+            return CompletableFuture.completedFuture(Optional.empty());
         }
         return batcher.enqueue(n, month, order);
-    }
-
-    /** The ordered, not-clearly-exhausted held PIDs to try, at most {@code maxAttempts}. */
-    List<PermitPolicy.Candidate> candidates(int n, QuotaMonth month) {
-        Set<String> pids = held.heldPids();
-        if (pids.isEmpty()) {
-            return List.of();
-        }
-        List<PermitPolicy.Candidate> candidates = new ArrayList<>(pids.size());
-        for (String pid : pids) {
-            OptionalLong left = nearCache.remaining(pid, month);
-            if (left.isEmpty()) {
-                candidates.add(new PermitPolicy.Candidate(pid, -1));
-            } else if (left.getAsLong() >= n) {
-                candidates.add(new PermitPolicy.Candidate(pid, left.getAsLong()));
-            }
-        }
-        if (candidates.isEmpty()) {
-            return candidates;
-        }
-        List<PermitPolicy.Candidate> ordered = policy.order(candidates, n);
-        return ordered.size() > maxAttempts ? ordered.subList(0, maxAttempts) : ordered;
     }
 
     DeductRequest request(String pid, QuotaMonth month, int n) {
@@ -290,56 +245,28 @@ public final class PermitIssuer implements AutoCloseable {
     }
 
     /**
-     * Sends {@code request} and waits for its answer until {@code deadline} at the latest; a send that
-     * failed early is repeated once with the same id if time is left. No answer: the deduction is
-     * uncertain (remembered, voided later), the circuit opens, {@code UNAVAILABLE}.
+     * Direct mode: sends {@code request} and waits for its answer until {@code deadline} at the latest
+     * ({@link BoundedSend}). No answer: the deduction is uncertain (voided later), the circuit opens,
+     * {@code UNAVAILABLE}.
      */
     private DeductResult deductBefore(DeductRequest request, long deadline) {
-        PidPoolException failure = null;
-        java.util.concurrent.CompletableFuture<DeductResult> send = null;
-        for (int attempt = 0; attempt < 2; attempt++) {
-            long left = deadline - ticker.read();
-            if (left < MIN_SEND_NANOS) {
-                break;
-            }
-            send = ledger.tryDeductAsync(request, Duration.ofNanos(left));
-            send.whenComplete((answer, error) -> {
-                if (error == null) {
-                    circuit.succeeded(); // also a late answer: Redis is back
-                }
-            });
-            try {
-                return send.get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                failure = PidPoolException.unavailable("no answer in time", e);
-                break;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                failure = PidPoolException.unavailable("interrupted while waiting for Redis", e);
-                break;
-            } catch (java.util.concurrent.ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (!(cause instanceof PidPoolException p)) {
-                    throw new PidPoolException(ErrorCode.UNAVAILABLE, null, "deduction failed: " + cause, cause);
-                }
-                if (p.code() != ErrorCode.UNAVAILABLE) {
-                    throw new PidPoolException(p.code(), p.field(), p.getMessage(), p);
-                }
-                failure = p; // failed early: same id again, if time is left ("granted before" answers a lost reply)
-            }
+        BoundedSend.Outcome<DeductResult> sent =
+                BoundedSend.before(deadline, ticker, circuit, left -> ledger.tryDeductAsync(request, left));
+        if (sent.answered()) {
+            return sent.answer();
         }
-        if (send == null) {
+        if (sent.sentNothing()) {
             throw PidPoolException.unavailable(
                     "no time left within acquireTimeout " + acquireTimeout + " to ask Redis: no permit granted", null);
         }
-        remember(request, send);
-        circuit.failed(failure);
+        uncertain.remember(request, sent.lastSend());
+        circuit.failed(sent.failure());
         throw new PidPoolException(
                 ErrorCode.UNAVAILABLE,
                 null,
-                "Redis did not answer within acquireTimeout " + acquireTimeout + " (" + failure.getMessage()
-                        + "): no permit granted",
-                failure);
+                "Redis did not answer within acquireTimeout " + acquireTimeout + " ("
+                        + sent.failure().getMessage() + "): no permit granted",
+                sent.failure());
     }
 
     /** Batched mode: a batch Redis answered, or did not (also after its resend). */
@@ -376,80 +303,47 @@ public final class PermitIssuer implements AutoCloseable {
         return null;
     }
 
-    /** Hands out a granted deduction if the hold still stands; voids it otherwise. */
-    Optional<Permit> confirm(DeductRequest granted) {
-        if (held.leaseValid() && held.heldPids().contains(granted.pid())) {
-            return Optional.of(new Permit(
-                    granted.pid(), granted.deductionId(), granted.month().value(), (int) granted.amount()));
+    /**
+     * Direct mode: hands out a granted deduction if the hold still stands; voids it otherwise, waiting
+     * for the void until {@code deadline} at the latest (a void not answered by then is kept and
+     * voided later).
+     */
+    private Optional<Permit> confirm(DeductRequest granted, long deadline) {
+        Permit permit = permitIfHeld(granted);
+        if (permit != null) {
+            return Optional.of(permit);
         }
-        log.info(
-                "hold of PID {} ended while deduction {} was in flight: voiding it",
-                granted.pid(),
-                granted.deductionId());
-        voidDeduction(granted);
+        long left = deadline - ticker.read();
+        try {
+            voidGranted(granted, Duration.ofNanos(Math.max(0, left))).get(Math.max(0, left), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // the void's own handler keeps it as uncertain when Redis gives it up
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            log.warn(
+                    "voiding deduction {} failed: {}",
+                    granted.deductionId(),
+                    e.getCause().toString());
+        }
         return Optional.empty();
     }
 
-    /** Gives a deduction back because no permit was handed out for it. */
-    void voidDeduction(DeductRequest request) {
-        if (circuit.isOpen()) {
-            remember(request); // voided once Redis is back, never on a caller's thread meanwhile
-            return;
-        }
-        try {
-            ledger.refund(
-                    request.pid(),
-                    request.month(),
-                    request.deductionId(),
-                    VOID_PREFIX + request.deductionId(),
-                    request.amount());
-        } catch (PidPoolException e) {
-            if (e.code() != ErrorCode.UNAVAILABLE) {
-                throw e;
-            }
-            remember(request);
-        }
+    /**
+     * Gives back a granted deduction no permit is handed out for (the hold ended, or the caller stopped
+     * waiting) with a send bounded by {@code timeout}; never blocks. See {@link UncertainDeductions#voidGranted}.
+     */
+    CompletableFuture<Void> voidGranted(DeductRequest granted, Duration timeout) {
+        log.info(
+                "no permit handed out for deduction {} of PID {} (hold ended or caller gone): voiding it",
+                granted.deductionId(),
+                granted.pid());
+        return uncertain.voidGranted(granted, timeout);
     }
 
+    /** A deduction whose outcome is not known (its batch was not answered): voided later. */
     void remember(DeductRequest request) {
-        remember(request, null);
-    }
-
-    private void remember(DeductRequest request, java.util.concurrent.Future<?> send) {
-        if (uncertainCount.incrementAndGet() > maxUncertain) {
-            uncertainCount.decrementAndGet();
-            log.warn(
-                    "more than {} deductions of uncertain outcome: not voiding {} of PID {} ({} commands may stay"
-                            + " deducted without a permit)",
-                    maxUncertain,
-                    request.deductionId(),
-                    request.pid(),
-                    request.amount());
-            return;
-        }
-        uncertain.add(new Uncertain(
-                request.pid(), request.month(), request.deductionId(), request.amount(), ticker.read(), send));
-    }
-
-    /** The background thread's tick: voids what is due, at most every {@code settleDelay / 2}. */
-    private void reconcileIfDue() {
-        if (uncertainCount.get() == 0 || circuit.isOpen() || state.get() != State.STARTED) {
-            return;
-        }
-        long now = ticker.read();
-        long due = nextReconcileNanos.get();
-        if (due != Long.MIN_VALUE && now - due < 0) {
-            return;
-        }
-        if (nextReconcileNanos.compareAndSet(due, now + Math.max(settleNanos, 1_000_000_000L) / 2)) {
-            try {
-                reconcile();
-            } catch (PidPoolException e) {
-                log.debug("voiding uncertain deductions failed, will retry: {}", e.getMessage());
-            } catch (RuntimeException e) {
-                log.warn("voiding uncertain deductions failed, will retry", e);
-            }
-        }
+        uncertain.remember(request, null);
     }
 
     /**
@@ -461,87 +355,34 @@ public final class PermitIssuer implements AutoCloseable {
      * @throws PidPoolException {@code UNAVAILABLE} when Redis is still unreachable (they stay queued)
      */
     public int reconcile() {
-        if (circuit.isOpen() && uncertainCount.get() > 0) {
-            throw circuit.openError();
-        }
-        long now = ticker.read();
-        boolean settledSinceBack = now - circuit.closedAtNanos() >= settleNanos;
-        int rounds = uncertainCount.get();
-        for (int i = 0; i < rounds; i++) {
-            Uncertain u = uncertain.poll();
-            if (u == null) {
-                break;
-            }
-            if (now - u.sinceNanos() < settleNanos || !settledSinceBack || !u.sendEnded()) {
-                uncertain.add(u);
-                continue;
-            }
-            try {
-                RefundResult r =
-                        ledger.refund(u.pid(), u.month(), u.deductionId(), VOID_PREFIX + u.deductionId(), u.amount());
-                uncertainCount.decrementAndGet();
-                log.info("uncertain deduction {} of PID {} settled: {}", u.deductionId(), u.pid(), describe(r));
-            } catch (PidPoolException e) {
-                uncertain.add(u);
-                if (e.code() == ErrorCode.UNAVAILABLE) {
-                    throw e;
-                }
-                log.warn("voiding deduction {} failed: {}", u.deductionId(), e.getMessage());
-            }
-        }
-        return uncertainCount.get();
+        return uncertain.reconcile();
     }
 
     /** Deductions whose outcome is not yet known or not yet voided. */
     public int uncertainCount() {
-        return uncertainCount.get();
-    }
-
-    private static String describe(RefundResult r) {
-        if (r instanceof RefundResult.RefundApplied) {
-            return "it had been deducted and is now refunded";
-        }
-        if (r instanceof RefundResult.RefundDuplicate) {
-            return "it was refunded before";
-        }
-        return "it never happened (" + ((RefundResult.RefundRejected) r).reason() + ")";
+        return uncertain.count();
     }
 
     /**
-     * Refunds {@code n} commands of a permit by its deduction id alone (the refund rules: partial and repeated
-     * refunds allowed, never above the deduction, idempotent by {@code refundId}). Works from any
-     * client and after restarts while Redis keeps the month.
+     * Refunds {@code n} commands of a permit by its deduction id alone (the refund rules: partial and
+     * repeated refunds allowed, never above the deduction, idempotent by {@code refundId}). Works from
+     * any client and after restarts while Redis keeps the month. Waits for Redis at most {@code
+     * acquireTimeout} for both round trips (lookup, refund); fails at once while Redis is known to be
+     * away ({@link PermitRefunds}).
      *
      * @throws PidPoolException {@code INVALID_ARGUMENT} for a malformed id, a refund id starting with
      *     {@value #VOID_PREFIX} or a bad amount; {@code NOT_FOUND} on {@code deductionId} when no such
-     *     permit deduction is known; {@code UNAVAILABLE} when Redis does not answer (retry with the
-     *     same refund id)
+     *     permit deduction is known; {@code UNAVAILABLE} when Redis does not answer in time or is known
+     *     to be away (the refund may or may not have been applied: send the same refund again, with
+     *     the same refund id; it is applied at most once)
      */
     public RefundResult refund(String deductionId, String refundId, int n) {
-        DeductionIds.Parsed ref = DeductionIds.parse(deductionId);
-        requireUserRefundId(refundId);
-        MonthLedger.requireAmount(n);
-        String pid = ledger.pidOfDeduction(ref.shard(), ref.month(), deductionId)
-                .orElseThrow(() -> PidPoolException.notFound(
-                        "deductionId", "no permit deduction %s is known in %s", deductionId, ref.month()));
-        return ledger.refund(pid, ref.month(), deductionId, refundId, n);
+        return refunds.refund(deductionId, refundId, n);
     }
 
-    /** Refunds {@code n} commands of {@code permit}: one round trip, no index lookup. */
+    /** Refunds {@code n} commands of {@code permit}: one round trip, no index lookup; bounded like the above. */
     public RefundResult refund(Permit permit, String refundId, int n) {
-        requireNonNull(permit, "permit");
-        requireUserRefundId(refundId);
-        return ledger.refund(permit.pid(), new QuotaMonth(permit.month()), permit.deductionId(), refundId, n);
-    }
-
-    private static void requireUserRefundId(String refundId) {
-        Names.requireToken(refundId, "refundId");
-        requireArgument(
-                !refundId.startsWith(VOID_PREFIX),
-                "refundId",
-                "refund ids starting with '%s' are reserved, was '%s'",
-                VOID_PREFIX,
-                refundId);
+        return refunds.refund(permit, refundId, n);
     }
 
     boolean leaseValid() {
@@ -553,7 +394,7 @@ public final class PermitIssuer implements AutoCloseable {
     }
 
     int maxAttempts() {
-        return maxAttempts;
+        return candidates.maxAttempts();
     }
 
     /** Batched mode: average deductions per round trip so far; 0 in direct mode. */
@@ -577,11 +418,11 @@ public final class PermitIssuer implements AutoCloseable {
             batcher.close();
         }
         background.shutdownNow();
-        if (uncertainCount.get() > 0) {
+        if (uncertain.count() > 0) {
             try {
-                reconcile();
+                uncertain.reconcile();
             } catch (PidPoolException e) {
-                log.warn("{} deductions of uncertain outcome left at close: {}", uncertainCount.get(), e.getMessage());
+                log.warn("{} deductions of uncertain outcome left at close: {}", uncertain.count(), e.getMessage());
             }
         }
     }
@@ -608,13 +449,13 @@ public final class PermitIssuer implements AutoCloseable {
 
         private Builder() {}
 
-        /** Required. */
         /** Reports held PIDs refused for want of a limit in Redis. Optional (default: not reported). */
         public Builder missingLimits(MissingLimits missingLimits) {
             this.missingLimits = requireNonNull(missingLimits, "missingLimits");
             return this;
         }
 
+        /** Required. */
         public Builder ledger(RedissonQuotaLedger ledger) {
             this.ledger = requireNonNull(ledger, "ledger");
             return this;

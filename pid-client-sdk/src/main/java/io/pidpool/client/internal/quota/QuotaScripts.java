@@ -66,7 +66,9 @@ final class QuotaScripts {
     private final RedissonClient redisson;
     private final RScript script;
     private final ConcurrentMap<Script, Boolean> loaded = new ConcurrentHashMap<>();
-    /** Scripts objects whose calls are bounded in time, by bound (a client uses one or two). */
+    private static final int MAX_BOUNDED_SCRIPTS = 256;
+
+    /** Script objects whose calls are bounded in time, by bound in whole milliseconds. */
     private final ConcurrentMap<java.time.Duration, RScript> boundedScripts = new ConcurrentHashMap<>();
 
     private final boolean cluster;
@@ -212,40 +214,60 @@ final class QuotaScripts {
      * Redisson thread with its MULTI result, or fails with the raw Redisson exception. A NOSCRIPT
      * answer loads the script and sends the call once more, within the same bound.
      */
+    @SuppressWarnings("unchecked")
     CompletableFuture<List<Object>> runBoundedAsync(Call c, java.time.Duration timeout) {
-        RScript bounded = boundedScripts.computeIfAbsent(
-                timeout,
-                t -> redisson.getScript(org.redisson.api.options.OptionalOptions.defaults()
-                        .codec(StringCodec.INSTANCE)
-                        .timeout(t)
-                        .retryAttempts(0)));
-        @SuppressWarnings("unchecked")
-        CompletableFuture<List<Object>> first =
-                evalSha(bounded, c).toCompletableFuture().thenApply(r -> (List<Object>) r);
+        return bounded(c, timeout, RScript.ReturnType.MULTI).thenApply(r -> (List<Object>) r);
+    }
+
+    /** {@link #runBoundedAsync} for a script that returns a single value (a bulk string, an integer or nil). */
+    CompletableFuture<Object> runBoundedValueAsync(Call c, java.time.Duration timeout) {
+        return bounded(c, timeout, RScript.ReturnType.VALUE);
+    }
+
+    private CompletableFuture<Object> bounded(Call c, java.time.Duration timeout, RScript.ReturnType type) {
+        RScript bounded = boundedScript(timeout);
+        CompletableFuture<Object> first = evalSha(bounded, c, type).toCompletableFuture();
         return first.exceptionallyCompose(e -> {
             if (!isNoScript(e)) {
                 return CompletableFuture.failedFuture(e);
             }
             return bounded.scriptLoadAsync(c.script().source)
                     .toCompletableFuture()
-                    .thenCompose(sha -> evalSha(bounded, c).toCompletableFuture())
-                    .thenApply(r -> {
-                        @SuppressWarnings("unchecked")
-                        List<Object> reply = (List<Object>) r;
-                        return reply;
-                    });
+                    .thenCompose(sha -> evalSha(bounded, c, type).toCompletableFuture());
         });
+    }
+
+    /**
+     * A script object whose calls Redisson gives up after {@code timeout} (rounded up to the
+     * millisecond). Callers pass what is left of their deadline, so bounds vary per call: the cache
+     * holds at most {@value #MAX_BOUNDED_SCRIPTS} of them (a fresh object costs little) instead of
+     * growing by one per call.
+     */
+    private RScript boundedScript(java.time.Duration timeout) {
+        long ms = Math.max(1, (timeout.toNanos() + 999_999) / 1_000_000);
+        java.time.Duration t = java.time.Duration.ofMillis(ms);
+        RScript cached = boundedScripts.get(t);
+        if (cached != null) {
+            return cached;
+        }
+        RScript fresh = redisson.getScript(org.redisson.api.options.OptionalOptions.defaults()
+                .codec(StringCodec.INSTANCE)
+                .timeout(t)
+                .retryAttempts(0));
+        if (boundedScripts.size() < MAX_BOUNDED_SCRIPTS) {
+            boundedScripts.putIfAbsent(t, fresh);
+        }
+        return fresh;
     }
 
     /** One EVALSHA of {@code c} (routed by its first key), alone or queued in a batch. */
     private static RFuture<Object> evalSha(RScriptAsync s, Call c) {
+        return evalSha(s, c, RScript.ReturnType.MULTI);
+    }
+
+    private static RFuture<Object> evalSha(RScriptAsync s, Call c, RScript.ReturnType type) {
         return s.evalShaAsync(
-                (String) c.keys().get(0),
-                RScript.Mode.READ_WRITE,
-                c.script().sha,
-                RScript.ReturnType.MULTI,
-                c.keys(),
-                c.args());
+                (String) c.keys().get(0), RScript.Mode.READ_WRITE, c.script().sha, type, c.keys(), c.args());
     }
 
     private CompletableFuture<List<Object>> sendAsync(List<Call> calls, java.time.Duration timeout) {

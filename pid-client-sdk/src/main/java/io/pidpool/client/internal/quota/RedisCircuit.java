@@ -108,13 +108,16 @@ final class RedisCircuit {
         return from.canBecome(to) && state.compareAndSet(from, to);
     }
 
-    /** What a caller gets while the circuit is open. */
+    /** What an acquire gets while the circuit is open. */
     PidPoolException openError() {
+        return openError("no permit granted, nothing deducted; retry later");
+    }
+
+    /** What a caller gets while the circuit is open; {@code consequence} says what did not happen. */
+    PidPoolException openError(String consequence) {
         long ms = TimeUnit.NANOSECONDS.toMillis(ticker.read() - openedAtNanos);
         return PidPoolException.unavailable(
-                "Redis has not answered " + name + " for " + ms + " ms (" + lastFailure
-                        + "): no permit granted, nothing deducted; retry later",
-                null);
+                "Redis has not answered " + name + " for " + ms + " ms (" + lastFailure + "): " + consequence, null);
     }
 
     private void schedule(long delayNanos) {

@@ -379,12 +379,23 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                     at = 0;
                 }
                 for (int i : idx) {
-                    out[i] = deductResult(requests.get(i), reply, at);
-                    at += 8;
+                    out[i] = batchResult(requests.get(i), reply, at);
+                    at += num(reply, at) == 1 ? 4 : 8; // a grant is 4 fields long (deduct_batch.lua)
                 }
             }
             return List.of(out);
         }
+    }
+
+    /** One answer of the batch script: a grant is {@code {1, usedAfter, limit, epoch}}, the rest as deduct's. */
+    private DeductResult batchResult(DeductRequest r, List<Object> reply, int at) {
+        if (num(reply, at) != 1) {
+            return deductResult(r, reply, at);
+        }
+        long used = lng(reply, at + 1);
+        long limit = lng(reply, at + 2);
+        nearCache.observe(r.pid(), r.month(), used, limit, lng(reply, at + 3));
+        return new Granted(r.pid(), r.month(), r.deductionId(), r.amount(), used, limit);
     }
 
     private DeductResult deductResult(DeductRequest r, List<Object> reply, int at) {
@@ -430,23 +441,52 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
 
     @Override
     public RefundResult refund(String pid, QuotaMonth month, String deductionId, String refundId, long amount) {
+        Call call = refundCall(pid, month, deductionId, refundId, amount);
+        List<Object> reply = scripts.run(call.script(), call.keys(), call.args());
+        return refundResult(pid, month, deductionId, refundId, amount, reply);
+    }
+
+    /**
+     * {@link #refund} given up by Redisson itself after {@code timeout}, without a retry of its own
+     * (nothing of it lingers in Redisson's queues once the future failed). Completes on a Redisson
+     * thread; fails with {@code UNAVAILABLE} when Redis did not answer in time (the refund may or may
+     * not have been applied; sending the same refund again is safe, it answers its first result).
+     */
+    public CompletableFuture<RefundResult> refundAsync(
+            String pid, QuotaMonth month, String deductionId, String refundId, long amount, Duration timeout) {
+        Call call = refundCall(pid, month, deductionId, refundId, amount);
+        return scripts.runBoundedAsync(call, timeout).handle((reply, error) -> {
+            if (error != null) {
+                throw translated("running script refund.lua", error);
+            }
+            return refundResult(pid, month, deductionId, refundId, amount, reply);
+        });
+    }
+
+    private Call refundCall(String pid, QuotaMonth month, String deductionId, String refundId, long amount) {
         Names.requirePidId(pid, "pid");
         requireNonNull(month, "month");
         Names.requireToken(deductionId, "deductionId");
         Names.requireToken(refundId, "refundId");
         MonthLedger.requireAmount(amount);
         int shard = keys.shardOf(pid);
-        List<Object> reply = scripts.run(
+        return new Call(
                 Script.REFUND,
                 List.of(keys.pids(shard), keys.usage(pid, month), keys.events(shard), keys.sequences(shard)),
-                pid,
-                month.key(),
-                deductionId,
-                refundId,
-                Long.toString(amount),
-                expireAt(month),
-                clientId,
-                incarnation());
+                new Object[] {
+                    pid,
+                    month.key(),
+                    deductionId,
+                    refundId,
+                    Long.toString(amount),
+                    expireAt(month),
+                    clientId,
+                    incarnation()
+                });
+    }
+
+    private RefundResult refundResult(
+            String pid, QuotaMonth month, String deductionId, String refundId, long amount, List<Object> reply) {
         int code = num(reply, 0);
         nearCache.observe(pid, month, lng(reply, 5), lng(reply, 6), lng(reply, 7));
         return switch (code) {
@@ -465,6 +505,16 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
                 refundRejected(pid, month, deductionId, refundId, amount, RefundResult.Reason.EXCEEDS_DEDUCTION, reply);
             default -> throw PidPoolException.illegalState("refund script answered unknown code %d", code);
         };
+    }
+
+    /** A failure of a bounded call as the ledger raises it: {@code UNAVAILABLE} unless a script failed. */
+    private static PidPoolException translated(String what, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause()
+                : error;
+        return cause instanceof RuntimeException re
+                ? QuotaScripts.translate(what, re)
+                : QuotaScripts.unavailable(what, cause);
     }
 
     private static RefundRejected refundRejected(
@@ -488,6 +538,22 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
         Names.requireToken(deductionId, "deductionId");
         Object pid = scripts.runValue(Script.INDEX_LOOKUP, List.of(keys.deductionIndex(shard, month)), deductionId);
         return pid instanceof String s ? Optional.of(s) : Optional.empty();
+    }
+
+    /** {@link #pidOfDeduction} given up by Redisson itself after {@code timeout}, like {@link #refundAsync}. */
+    public CompletableFuture<Optional<String>> pidOfDeductionAsync(
+            int shard, QuotaMonth month, String deductionId, Duration timeout) {
+        keys.requireShard(shard);
+        requireNonNull(month, "month");
+        Names.requireToken(deductionId, "deductionId");
+        Call call =
+                new Call(Script.INDEX_LOOKUP, List.of(keys.deductionIndex(shard, month)), new Object[] {deductionId});
+        return scripts.runBoundedValueAsync(call, timeout).handle((pid, error) -> {
+            if (error != null) {
+                throw translated("running script index_lookup.lua", error);
+            }
+            return pid instanceof String s ? Optional.<String>of(s) : Optional.<String>empty();
+        });
     }
 
     // ---- reads and operator writes

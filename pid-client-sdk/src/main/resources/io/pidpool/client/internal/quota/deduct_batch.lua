@@ -14,7 +14,10 @@
 -- ARGV: clientId, incarnationCandidate, expireAt, groupCount, then per group: usageCount,
 --       deductionCount, then per usage: pid, month, then per deduction: usage number (1-based within
 --       the group), deductionId, amount (a decimal as Long.toString writes it)
--- Returns the 8 fields of deduct() per deduction, flattened, in ARGV order.
+-- Returns per deduction, flattened, in ARGV order: a grant as 4 fields {1, usedAfter, limit, epoch}
+-- (usedAfter is the usage after it, the limit it was granted under is the current one); anything
+-- else as the 8 fields of deduct() (the sequence number is 0 there: the stream entry carries it).
+-- The short grant halves the reply of a batch, most of whose deductions are grants.
 -- Batch entry fields: k=B, c=client, i=incarnation, q=first sequence number, e=lines joined by '\n',
 --   each line "pid|month|deductionId|amount|usedAfter|limit" (ids and PIDs never contain '|' or '\n').
 local client, inc_candidate, expire_at = ARGV[1], ARGV[2], ARGV[3]
@@ -86,7 +89,7 @@ local function deduct_group(k, a)
     u.got = got
     u.used = tonumber(got[1] or '0')
   end
-  local lines, granted = {}, {}
+  local lines = {}
   for i = 1, nd do
     local b = a + 3 * (i - 1)
     local u = usages[uno[i]]
@@ -102,9 +105,11 @@ local function deduct_group(k, a)
         flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 3, amount, 0, 0
       end
       flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = u.used, u.limit, u.epoch, 0
+      nflat = at + 8
     elseif amount > u.limit - u.used then
       flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 4, amount, 0, 0
       flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = u.used, u.limit, u.epoch, 0
+      nflat = at + 8
     else
       local used = u.used + amount
       u.used = used
@@ -118,14 +123,12 @@ local function deduct_group(k, a)
       ix[#ix + 1] = did
       ix[#ix + 1] = u.pid
       lines[#lines + 1] = u.prefix .. did .. '|' .. amount_s .. '|' .. used_s .. u.lsuffix
-      granted[#granted + 1] = at + 8
-      flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 1, amount, used, u.limit
-      flat[at + 5], flat[at + 6], flat[at + 7], flat[at + 8] = used, u.limit, u.epoch, 0
+      flat[at + 1], flat[at + 2], flat[at + 3], flat[at + 4] = 1, used, u.limit, u.epoch
+      nflat = at + 4
     end
-    nflat = at + 8
   end
 
-  if #granted > 0 then
+  if #lines > 0 then
     for j = 1, nu do
       local u = usages[j]
       if #u.writes > 0 then
@@ -148,13 +151,10 @@ local function deduct_group(k, a)
       inc = inc_candidate
       redis.call('HSET', seq_key, '~inc', inc)
     end
-    local n = #granted
+    local n = #lines
     local first = redis.call('HINCRBY', seq_key, client, n) - n + 1
     redis.call('XADD', events_key, '*',
       'k', 'B', 'c', client, 'i', inc, 'q', fmt(first), 'e', table.concat(lines, '\n'))
-    for g = 1, n do
-      flat[granted[g]] = first + g - 1
-    end
   end
   return k + 3 + 2 * nu, a + 3 * nd
 end
