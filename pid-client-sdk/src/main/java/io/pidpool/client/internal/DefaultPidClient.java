@@ -30,17 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.cache.ChildData;
-import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +40,15 @@ import org.slf4j.LoggerFactory;
  * The {@link PidClient} implementation: drives ZooKeeper for {@link PidTracker} (docs/design.md §4, SDK
  * side) and guards the exclusive hold with {@link Lease} and {@link PauseDetector} (timing in {@link
  * Timing}).
+ *
+ * <p>Parts of its own (docs/sdk.md "Parts of the client"): the pids watch ({@link PidsWatch}), the
+ * acknowledgement writer ({@link AckWriter}), the {@link Watchdog}, the dispatch of the tracker's
+ * actions ({@link ActionRunner}) and the Curator calls of registration ({@link CuratorRegistrar}). What stays here, and why this class is still over 400
+ * lines: the public lifecycle (start, close, reports, quota calls), the connection events with
+ * suspend/resume, the registration's decisions and close. They share
+ * the gate, the stop counter, the current session and the lifecycle, whose races are easiest to
+ * judge in one place; they are the next to move out (a registration step over an asynchronous port,
+ * so that the protocol simulation can run it, docs/simulation.md §9).
  *
  * <p>Concurrency:
  *
@@ -102,7 +103,7 @@ public final class DefaultPidClient implements PidClient {
         final Watchdog.Watched watched;
         // state thread
         volatile String pidsPath = "";
-        CuratorCache instanceCache;
+        AutoCloseable instanceCache;
         PidsWatch pidsWatch;
 
         Session(long generation, long sessionId, Timing timing, InstanceId instance, String instancePath) {
@@ -125,7 +126,11 @@ public final class DefaultPidClient implements PidClient {
                 pidsWatch = null;
             }
             if (instanceCache != null) {
-                instanceCache.close();
+                try {
+                    instanceCache.close();
+                } catch (Exception e) {
+                    log.debug("Could not stop following {}: {}", instancePath, e.toString());
+                }
                 instanceCache = null;
             }
         }
@@ -142,9 +147,11 @@ public final class DefaultPidClient implements PidClient {
     private final ListenerDispatch callbacks;
     private final ListenerInvoker invoker;
     private final PidNodes pidNodes;
+    private final CuratorRegistrar registrar;
     private final ClientLoop loop = new Loop();
     private final AckWriter writer;
     private final Watchdog watchdogPart;
+    private final ActionRunner actions;
     private final Lease lease = new Lease();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
     private final CompletableFuture<Registration> firstRegistration = new CompletableFuture<>();
@@ -225,11 +232,35 @@ public final class DefaultPidClient implements PidClient {
                 (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener(), settings.observer());
         this.pidNodes = new CuratorPidNodes(curator, settings.layout().namespace());
+        this.registrar = new CuratorRegistrar(curator, settings.layout().namespace());
         this.writer = new AckWriter(pidNodes, tracker, loop, ticker::read, () -> {
             Session s = current;
             return s == null ? null : new AckWriter.Target(s.generation, s.sessionId);
         });
         this.watchdogPart = new Watchdog(new WatchdogHost(), lease, this::every, this::exists);
+        this.actions = new ActionRunner(
+                ActionRunner.Callbacks.of(callbacks),
+                invoker,
+                writer,
+                tracker,
+                lease,
+                new ActionRunner.Gate() {
+                    @Override
+                    public boolean granting() {
+                        return granting;
+                    }
+
+                    @Override
+                    public long liveSession() {
+                        return liveSessionId;
+                    }
+
+                    @Override
+                    public long now() {
+                        return ticker.read();
+                    }
+                },
+                settings.callbackDeadline().toMillis());
     }
 
     /** What the watchdog asks of this client. */
@@ -566,8 +597,8 @@ public final class DefaultPidClient implements PidClient {
                 liveSessionId = 0;
                 stop();
                 post(this::onSuspended);
-                if (newState == ConnectionState.SUSPENDED && session != 0 && connectedOn(session)) {
-                    probeConnection(session);
+                if (newState == ConnectionState.SUSPENDED && session != 0 && registrar.connectedOn(session)) {
+                    registrar.probeConnection(session);
                 }
             }
             case LOST -> {
@@ -579,65 +610,6 @@ public final class DefaultPidClient implements PidClient {
                 liveSessionId = zkSessionId();
                 post(this::onConnected);
             }
-        }
-    }
-
-    /** Whether Curator's ZooKeeper client reports a live connection on {@code sessionId}. */
-    private boolean connectedOn(long sessionId) {
-        try {
-            return curator.getZookeeperClient().isConnected() && zkSessionId() == sessionId;
-        } catch (RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * Curator's connection-state thread: a SUSPENDED arrived although the ZooKeeper client is connected
-     * on the same session. Curator posts SUSPENDED whenever a background operation gives up on a
-     * connection loss, also when that loss was on the previous connection and the client has connected
-     * again meanwhile (a race Curator knows, CURATOR-525; its fix covers a stale LOST only). No
-     * RECONNECTED follows, because the ZooKeeper client never disconnects again, and after the session
-     * timeout in SUSPENDED Curator injects a session expiration: a healthy session would be thrown away,
-     * every PID revoked and the instance registered anew.
-     *
-     * <p>The SUSPENDED itself is handled as always (granting stopped, PIDs revoked): this client cannot
-     * tell for sure that it is stale. To set Curator's state right, one server round trip proves the
-     * connection in a way Curator sees: the reply to a watch removal notifies ZooKeeper's default
-     * watcher (Curator's), with state SyncConnected, and Curator answers that with RECONNECTED, after
-     * which {@link #onConnected()} takes the PIDs up again once a fresh reply renews the lease. The
-     * probe registers an existence watch on a path nobody creates and removes it at once (no node is
-     * written). If the connection really is down, the probe fails and Curator's own detection goes on.
-     */
-    private void probeConnection(long sessionId) {
-        log.warn(
-                "Curator reports SUSPENDED while its ZooKeeper client is connected on session 0x{}"
-                        + " (a background operation gave up on an earlier connection loss); probing the"
-                        + " connection so that Curator does not expire a healthy session",
-                Long.toHexString(sessionId));
-        String probe = "/" + settings.layout().namespace() + "/connection-probe-" + Long.toHexString(sessionId);
-        try {
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            zk.exists(
-                    probe,
-                    true,
-                    (rc, path, ctx, stat) -> {
-                        if (rc != Code.OK.intValue() && rc != Code.NONODE.intValue()) {
-                            log.info("Connection probe not answered ({}); Curator's detection goes on", Code.get(rc));
-                            return;
-                        }
-                        zk.removeAllWatches(
-                                probe,
-                                Watcher.WatcherType.Data,
-                                false,
-                                (rc2, path2, ctx2) -> log.info(
-                                        "Connection probe on session 0x{}: {}",
-                                        Long.toHexString(sessionId),
-                                        Code.get(rc2)),
-                                null);
-                    },
-                    null);
-        } catch (Exception e) {
-            log.info("Connection probe not sent: {}", e.toString());
         }
     }
 
@@ -726,12 +698,12 @@ public final class DefaultPidClient implements PidClient {
         long sessionId;
         int negotiatedMs;
         try {
-            if (!curator.getZookeeperClient().isConnected()) {
+            CuratorRegistrar.SessionInfo session = registrar.connectedSession();
+            if (session == null) {
                 return; // onConnected comes back here
             }
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            sessionId = zk.getSessionId();
-            negotiatedMs = zk.getSessionTimeout();
+            sessionId = session.id();
+            negotiatedMs = session.negotiatedMs();
         } catch (Exception e) {
             log.warn("Cannot read the ZooKeeper session yet: {}", e.toString());
             scheduleRegister();
@@ -742,47 +714,36 @@ public final class DefaultPidClient implements PidClient {
             return;
         }
         if (retiredSessions.contains(sessionId)) {
-            expireSession(sessionId);
+            registrar.endSession(sessionId);
             return;
         }
         InstanceId instance = InstanceId.of(prefix + "-" + Long.toHexString(sessionId));
         String path = settings.layout().instance(settings.module(), instance);
         long sentAt = ticker.read();
-        Stat stat = new Stat();
+        Long owner;
         try {
-            curator.create()
-                    .storingStatIn(stat)
-                    .creatingParentContainersIfNeeded()
-                    .withMode(CreateMode.EPHEMERAL)
-                    .forPath(
-                            path,
-                            InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
-                                    .withPreviousInstance(lastInstance == null ? null : lastInstance.value())
-                                    .encode());
-        } catch (KeeperException.NodeExistsException e) {
-            // our own earlier attempt on this session whose reply was lost
-            try {
-                stat = curator.checkExists().forPath(path);
-            } catch (Exception again) {
-                stat = null;
-            }
-            if (stat == null) {
-                scheduleRegister();
-                return;
-            }
+            owner = registrar.createInstanceNode(
+                    path,
+                    InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
+                            .withPreviousInstance(lastInstance == null ? null : lastInstance.value())
+                            .encode());
         } catch (Exception e) {
             log.warn("Registering {} failed, retrying: {}", path, e.toString());
             scheduleRegister();
             return;
         }
-        if (stat.getEphemeralOwner() != sessionId) {
+        if (owner == null) {
+            scheduleRegister(); // an earlier attempt's node that vanished before it could be read
+            return;
+        }
+        if (owner != sessionId) {
             // the ZooKeeper client moved to a new session between reading the id and creating the node
             log.warn(
                     "Instance node {} is owned by session 0x{}, not 0x{}; registering again",
                     path,
-                    Long.toHexString(stat.getEphemeralOwner()),
+                    Long.toHexString(owner),
                     Long.toHexString(sessionId));
-            deleteQuietly(path, stat.getEphemeralOwner());
+            registrar.deleteIfOwnedBy(path, owner);
             scheduleRegister();
             return;
         }
@@ -849,53 +810,26 @@ public final class DefaultPidClient implements PidClient {
             return; // the session itself is gone: onLost/onConnected handle it
         }
         retire(s, "its instance node " + why + " while the session is alive; starting a new session");
-        expireSession(s.sessionId);
-    }
-
-    /** Makes the ZooKeeper client drop {@code sessionId} so that Curator opens a new session. */
-    private void expireSession(long sessionId) {
-        try {
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            if (zk.getSessionId() == sessionId) {
-                zk.getTestable().injectSessionExpiration();
-            }
-        } catch (Exception e) {
-            log.warn("Could not end session 0x{}: {}", Long.toHexString(sessionId), e.toString());
-        }
-    }
-
-    private void deleteQuietly(String path, long owner) {
-        try {
-            Stat stat = curator.checkExists().forPath(path);
-            if (stat != null && stat.getEphemeralOwner() == owner) {
-                curator.delete().withVersion(stat.getVersion()).forPath(path);
-            }
-        } catch (Exception e) {
-            log.debug("Could not delete {}: {}", path, e.toString());
-        }
+        registrar.endSession(s.sessionId);
     }
 
     // ---------------------------------------------------------------- watching
 
     private void watchInstanceNode(Session s) {
-        CuratorCache cache = CuratorCache.build(curator, s.instancePath, CuratorCache.Options.SINGLE_NODE_CACHE);
-        cache.listenable()
-                .addListener(CuratorCacheListener.builder()
-                        .forCreatesAndChanges((before, data) -> post(() -> onInstanceData(s.generation, data)))
-                        .forDeletes(data -> post(() -> onInstanceNodeLost(s.generation, "was deleted")))
-                        .build());
-        s.instanceCache = cache;
-        cache.start();
+        s.instanceCache = registrar.watchInstanceNode(
+                s.instancePath,
+                data -> post(() -> onInstanceData(s.generation, data)),
+                () -> post(() -> onInstanceNodeLost(s.generation, "was deleted")));
     }
 
-    private void onInstanceData(long generation, ChildData data) {
+    private void onInstanceData(long generation, byte[] data) {
         Session s = current;
-        if (s == null || s.generation != generation || data.getData() == null) {
+        if (s == null || s.generation != generation || data == null) {
             return;
         }
         InstanceNode node;
         try {
-            node = InstanceNode.decode(data.getData());
+            node = InstanceNode.decode(data);
         } catch (PidPoolException e) {
             log.warn("Instance node {} is unreadable (ignored until it changes): {}", s.instancePath, e.getMessage());
             return;
@@ -928,61 +862,15 @@ public final class DefaultPidClient implements PidClient {
     // ---------------------------------------------------------------- actions
 
     /** State thread: carry out the tracker's decisions. */
-    private void apply(List<Action> actions) {
+    private void apply(List<Action> list) {
         // publish the held set before any callback is dispatched: a PID leaves heldPids() (and with it
         // every permit check) before its onRevoked can start
         publishHeld();
-        long session = tracker.sessionId(); // the session these actions belong to
-        for (Action a : actions) {
-            if (a instanceof Action.Assign x) {
-                AtomicReference<io.pidpool.client.PidAccount> given = new AtomicReference<>();
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.assign(x.view().node(), given::set)
-                                : notStarted(x),
-                        () -> new Outcome.Overran(given.get(), overrun("onAssigned")));
-            } else if (a instanceof Action.Update x) {
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.update(x.before(), x.view().node())
-                                : notStarted(x),
-                        () -> new Outcome.Overran(x.before(), overrun("onUpdated")));
-            } else if (a instanceof Action.Revoke x) {
-                // its own lane: a revocation never waits behind logins (ListenerDispatch)
-                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
-            } else if (a instanceof Action.Write x) {
-                writer.queue(x);
-            }
-        }
+        actions.run(list);
         publishHeld();
         if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
             drained.complete(null);
         }
-    }
-
-    /**
-     * A callback thread, right before {@code onAssigned}/{@code onUpdated}: a login may begin only
-     * while the lease of the session it was decided in is valid, so that it ends (returns or is abandoned at the deadline) by the lease
-     * end + D, the bound the leader's grace counts on (docs/sdk.md "Timing").
-     */
-    private boolean mayStartCallback(long session) {
-        // the lease of the session the call was decided in: a call that waited in the lane while that
-        // session was lost must not start under the next one (its PID may be someone else's by now)
-        return granting && session == liveSessionId && lease.isValid(ticker.read(), session);
-    }
-
-    private static Outcome notStarted(Action a) {
-        log.info(
-                "PID {}: not calling the listener, the session is not provably alive; decided again on resume",
-                a.pid());
-        return new Outcome.NotStarted();
-    }
-
-    private String overrun(String callback) {
-        return callback + " did not return within the callback deadline of "
-                + settings.callbackDeadline().toMillis() + " ms";
     }
 
     /** The callback deadlines run on the watchdog thread. */
@@ -1031,14 +919,7 @@ public final class DefaultPidClient implements PidClient {
             return;
         }
         s.closeCaches();
-        try {
-            curator.delete()
-                    .inBackground((client, event) -> done.complete(null))
-                    .forPath(s.instancePath);
-        } catch (Exception e) {
-            log.debug("Could not delete {}: {}", s.instancePath, e.toString());
-            done.complete(null);
-        }
+        registrar.delete(s.instancePath, () -> done.complete(null));
     }
 
     private void shutdown() {
@@ -1087,11 +968,7 @@ public final class DefaultPidClient implements PidClient {
     }
 
     private long zkSessionId() {
-        try {
-            return curator.getZookeeperClient().getZooKeeper().getSessionId();
-        } catch (Exception e) {
-            return 0;
-        }
+        return registrar.sessionId();
     }
 
     private static boolean await(CompletableFuture<?> future, long nanos) {

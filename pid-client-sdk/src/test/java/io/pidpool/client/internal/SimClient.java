@@ -16,14 +16,20 @@ import io.pidpool.core.sim.SimZooKeeper.ConnState;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
- * One SDK client process on virtual time: the REAL {@link PidTracker}, {@link Lease}, {@link
- * Heartbeats}, {@link PauseDetector}, {@link Timing} and {@link ListenerInvoker}, glued as {@link
- * DefaultPidClient} glues them (same method names, same order of steps), with Curator replaced by a
- * {@link SimZooKeeper.Client}, the state thread, the watchdog and the callback threads by events of
- * one {@link Proc}. Listener callbacks go through the REAL {@link ListenerDispatch} (its lanes,
- * its callback deadline), whose two lanes are {@link SimLane}s of virtual threads.
+ * One SDK client process on virtual time. REAL: {@link PidTracker}, {@link Lease}, {@link
+ * Heartbeats}, {@link PauseDetector}, {@link Timing}, {@link ListenerInvoker}, the pids watch ({@link
+ * PidsWatch}), the acknowledgement writer ({@link AckWriter}), the {@link Watchdog} and the dispatch
+ * of the tracker's actions ({@link ActionRunner}), over {@link SimPidNodes} and this class's {@link
+ * ClientLoop}, timers, heartbeat probe and lane times. Listener
+ * callbacks go through the REAL {@link ListenerDispatch} (its lanes, its callback deadline), whose two
+ * lanes are {@link SimLane}s of virtual threads. MIRRORED from {@link DefaultPidClient} (same method
+ * names, same order of steps): the connection events with suspend/resume, the registration, the
+ * instance-node cache and close. Curator is replaced by a
+ * {@link SimZooKeeper.Client}; the state thread, the watchdog thread and the callback threads by
+ * events of one {@link Proc}.
  *
  * <p>What the glue leaves out: Curator's CURATOR-525 SUSPENDED race and its probe, quota wiring,
  * health reports, the blocking start/close futures.
@@ -77,6 +83,7 @@ public final class SimClient {
     private final ClientLoop loop = new Loop();
     private final AckWriter writer;
     private final Watchdog watchdog;
+    private final ActionRunner runner;
 
     private boolean started;
     private boolean closing;
@@ -175,6 +182,42 @@ public final class SimClient {
             return s == null ? null : new AckWriter.Target(s.generation, s.sessionId);
         });
         this.watchdog = new Watchdog(new WatchdogHost(), lease, this::every, this::exists);
+        this.runner = new ActionRunner(
+                new ActionRunner.Callbacks() {
+                    // the lanes take the time the schedule draws for each callback
+                    @Override
+                    public void call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
+                        callLane.next(behaviour.loginNanos(pid));
+                        callbacks.call(pid, body, overrun);
+                    }
+
+                    @Override
+                    public void revoke(String pid, Supplier<Outcome> body) {
+                        revocationLane.next(behaviour.logoutNanos(pid));
+                        callbacks.revoke(pid, body);
+                    }
+                },
+                invoker,
+                writer,
+                tracker,
+                lease,
+                new ActionRunner.Gate() {
+                    @Override
+                    public boolean granting() {
+                        return granting;
+                    }
+
+                    @Override
+                    public long liveSession() {
+                        return liveSessionId;
+                    }
+
+                    @Override
+                    public long now() {
+                        return sched.now();
+                    }
+                },
+                callbackDeadlineNanos / 1_000_000);
     }
 
     /** What the production {@link Watchdog} asks of its client. */
@@ -577,41 +620,10 @@ public final class SimClient {
 
     /** DefaultPidClient.apply. */
     private void apply(List<Action> actions) {
-        long session = tracker.sessionId(); // DefaultPidClient.mayStartCallback: the actions' session
-        for (Action a : actions) {
-            if (a instanceof Action.Assign x) {
-                java.util.concurrent.atomic.AtomicReference<PidAccount> given =
-                        new java.util.concurrent.atomic.AtomicReference<>();
-                callLane.next(behaviour.loginNanos(x.pid()));
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.assign(x.view().node(), given::set)
-                                : new Outcome.NotStarted(),
-                        () -> new Outcome.Overran(given.get(), "onAssigned did not return within the deadline"));
-            } else if (a instanceof Action.Update x) {
-                callLane.next(behaviour.loginNanos(x.pid()));
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.update(x.before(), x.view().node())
-                                : new Outcome.NotStarted(),
-                        () -> new Outcome.Overran(x.before(), "onUpdated did not return within the deadline"));
-            } else if (a instanceof Action.Revoke x) {
-                revocationLane.next(behaviour.logoutNanos(x.pid()));
-                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
-            } else if (a instanceof Action.Write x) {
-                writer.queue(x);
-            }
-        }
+        runner.run(actions);
         if (closing && !closed && outstandingReads == 0 && tracker.isQuiescent()) {
             leave();
         }
-    }
-
-    /** DefaultPidClient.mayStartCallback. */
-    private boolean mayStartCallback(long session) {
-        return granting && session == liveSessionId && lease.isValid(sched.now(), session);
     }
 
     /** A call's time is up: a refused login is over on the platform (the hold ends as it returns). */
