@@ -43,12 +43,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Parts of its own (docs/sdk.md "Parts of the client"): the pids watch ({@link PidsWatch}), the
  * acknowledgement writer ({@link AckWriter}), the {@link Watchdog}, the dispatch of the tracker's
- * actions ({@link ActionRunner}) and the Curator calls of registration ({@link CuratorRegistrar}). What stays here, and why this class is still over 400
- * lines: the public lifecycle (start, close, reports, quota calls), the connection events with
- * suspend/resume, the registration's decisions and close. They share
- * the gate, the stop counter, the current session and the lifecycle, whose races are easiest to
- * judge in one place; they are the next to move out (a registration step over an asynchronous port,
- * so that the protocol simulation can run it, docs/simulation.md §9).
+ * actions ({@link ActionRunner}) and the Curator calls of registration ({@link CuratorRegistrar}).
+ * What stays here, and why this class is still over 400 lines: the public lifecycle (start, close,
+ * reports, quota calls), the connection events with suspend/resume, the registration's decisions
+ * and close. They share the gate, the stop counter, the current session and the lifecycle, whose
+ * races are easiest to judge in one place; they are the next to move out (a registration step over
+ * an asynchronous port, so that the protocol simulation can run it, docs/simulation.md §9).
  *
  * <p>Concurrency:
  *
