@@ -12,11 +12,8 @@ import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.HealthReport;
 import io.pidpool.core.protocol.InstanceNode;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -33,22 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.api.CuratorEvent;
-import org.apache.curator.framework.recipes.cache.ChildData;
-import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.zookeeper.AddWatchMode;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,6 +40,15 @@ import org.slf4j.LoggerFactory;
  * The {@link PidClient} implementation: drives ZooKeeper for {@link PidTracker} (docs/design.md §4, SDK
  * side) and guards the exclusive hold with {@link Lease} and {@link PauseDetector} (timing in {@link
  * Timing}).
+ *
+ * <p>Parts of its own (docs/sdk.md "Parts of the client"): the pids watch ({@link PidsWatch}), the
+ * acknowledgement writer ({@link AckWriter}), the {@link Watchdog}, the dispatch of the tracker's
+ * actions ({@link ActionRunner}) and the Curator calls of registration ({@link CuratorRegistrar}).
+ * What stays here, and why this class is still over 400 lines: the public lifecycle (start, close,
+ * reports, quota calls), the connection events with suspend/resume, the registration's decisions
+ * and close. They share the gate, the stop counter, the current session and the lifecycle, whose
+ * races are easiest to judge in one place; they are the next to move out (a registration step over
+ * an asynchronous port, so that the protocol simulation can run it, docs/simulation.md §9).
  *
  * <p>Concurrency:
  *
@@ -89,8 +82,6 @@ public final class DefaultPidClient implements PidClient {
 
     private static final Duration REGISTER_RETRY = Duration.ofMillis(500);
     private static final Duration LEAVE_WAIT = Duration.ofSeconds(2);
-    /** Acknowledgements per multi-op: ~200 nodes of a few KB stay far below jute.maxbuffer. */
-    private static final int MAX_WRITES_PER_MULTI = 200;
 
     private static final AtomicInteger CLIENTS = new AtomicInteger();
 
@@ -109,9 +100,10 @@ public final class DefaultPidClient implements PidClient {
         final InstanceId instance;
         final String instancePath;
         final Heartbeats heartbeats;
+        final Watchdog.Watched watched;
         // state thread
         volatile String pidsPath = "";
-        CuratorCache instanceCache;
+        AutoCloseable instanceCache;
         PidsWatch pidsWatch;
 
         Session(long generation, long sessionId, Timing timing, InstanceId instance, String instancePath) {
@@ -121,6 +113,7 @@ public final class DefaultPidClient implements PidClient {
             this.instance = instance;
             this.instancePath = instancePath;
             this.heartbeats = new Heartbeats(timing);
+            this.watched = new Watchdog.Watched(generation, sessionId, instancePath, heartbeats);
         }
 
         Registration toRegistration() {
@@ -133,7 +126,11 @@ public final class DefaultPidClient implements PidClient {
                 pidsWatch = null;
             }
             if (instanceCache != null) {
-                instanceCache.close();
+                try {
+                    instanceCache.close();
+                } catch (Exception e) {
+                    log.debug("Could not stop following {}: {}", instancePath, e.toString());
+                }
                 instanceCache = null;
             }
         }
@@ -149,6 +146,12 @@ public final class DefaultPidClient implements PidClient {
     private final ScheduledExecutorService watchdog;
     private final ListenerDispatch callbacks;
     private final ListenerInvoker invoker;
+    private final PidNodes pidNodes;
+    private final CuratorRegistrar registrar;
+    private final ClientLoop loop = new Loop();
+    private final AckWriter writer;
+    private final Watchdog watchdogPart;
+    private final ActionRunner actions;
     private final Lease lease = new Lease();
     private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
     private final CompletableFuture<Registration> firstRegistration = new CompletableFuture<>();
@@ -198,17 +201,7 @@ public final class DefaultPidClient implements PidClient {
     private boolean connected;
     private boolean registerScheduled;
     private int outstandingReads;
-    private final List<Action.Write> queuedWrites = new ArrayList<>();
-    private boolean flushPosted;
     private CompletableFuture<Void> drained;
-    private ScheduledFuture<?> watchdogTask;
-    private long watchdogPeriod;
-    private ScheduledFuture<?> heartbeatTask;
-    private long heartbeatPeriod;
-
-    // watchdog thread
-    private PauseDetector detector;
-    private Timing detectorTiming;
 
     private DefaultPidClient(ClientSettings settings) {
         this.settings = settings;
@@ -238,6 +231,139 @@ public final class DefaultPidClient implements PidClient {
                 settings.callbackDeadline().toNanos(),
                 (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener(), settings.observer());
+        this.pidNodes = new CuratorPidNodes(curator, settings.layout().namespace());
+        this.registrar = new CuratorRegistrar(curator, settings.layout().namespace());
+        this.writer = new AckWriter(pidNodes, tracker, loop, ticker::read, () -> {
+            Session s = current;
+            return s == null ? null : new AckWriter.Target(s.generation, s.sessionId);
+        });
+        this.watchdogPart = new Watchdog(new WatchdogHost(), lease, this::every, this::exists);
+        this.actions = new ActionRunner(
+                ActionRunner.Callbacks.of(callbacks),
+                invoker,
+                writer,
+                tracker,
+                lease,
+                new ActionRunner.Gate() {
+                    @Override
+                    public boolean granting() {
+                        return granting;
+                    }
+
+                    @Override
+                    public long liveSession() {
+                        return liveSessionId;
+                    }
+
+                    @Override
+                    public long now() {
+                        return ticker.read();
+                    }
+                },
+                settings.callbackDeadline().toMillis());
+    }
+
+    /** What the watchdog asks of this client. */
+    private final class WatchdogHost implements Watchdog.Host {
+        @Override
+        public Timing timing() {
+            return timing;
+        }
+
+        @Override
+        public Watchdog.Watched current() {
+            Session s = current;
+            return s == null ? null : s.watched;
+        }
+
+        @Override
+        public boolean running() {
+            return lifecycle.get() == Lifecycle.STARTED;
+        }
+
+        @Override
+        public boolean granting() {
+            return granting;
+        }
+
+        @Override
+        public void stop() {
+            DefaultPidClient.this.stop();
+        }
+
+        @Override
+        public long liveSession() {
+            return zkSessionId();
+        }
+
+        @Override
+        public void suspend(String why) {
+            post(() -> DefaultPidClient.this.suspend(why));
+        }
+
+        @Override
+        public void instanceNodeLost(long generation, String why) {
+            post(() -> onInstanceNodeLost(generation, why));
+        }
+
+        @Override
+        public void onReply(long sessionId, long sentAt) {
+            DefaultPidClient.this.onReply(sessionId, sentAt);
+        }
+
+        @Override
+        public long now() {
+            return ticker.read();
+        }
+    }
+
+    /** The watchdog's ticks and heartbeats run on the watchdog thread. */
+    private Runnable every(String what, long periodNanos, Runnable task) {
+        ScheduledFuture<?> f = watchdog.scheduleWithFixedDelay(guarded(task), 0, periodNanos, TimeUnit.NANOSECONDS);
+        return () -> f.cancel(false);
+    }
+
+    /** The heartbeat: an existence check of the instance node (answered on ZooKeeper's event thread). */
+    private void exists(String path, PidNodes.Answer<Long> owner) throws Exception {
+        curator.checkExists()
+                .inBackground((client, event) -> owner.done(
+                        Code.get(event.getResultCode()),
+                        event.getStat() == null ? null : event.getStat().getEphemeralOwner()))
+                .forPath(path);
+    }
+
+    /** What the parts ({@link PidsWatch}, {@link AckWriter}) ask of this client. */
+    private final class Loop implements ClientLoop {
+        @Override
+        public void post(String what, Runnable task) {
+            DefaultPidClient.this.post(task);
+        }
+
+        @Override
+        public void apply(List<Action> actions) {
+            DefaultPidClient.this.apply(actions);
+        }
+
+        @Override
+        public void onReply(long sessionId, long sentAt) {
+            DefaultPidClient.this.onReply(sessionId, sentAt);
+        }
+
+        @Override
+        public void readSent(int nodes) {
+            outstandingReads++;
+            nodesRead.addAndGet(nodes);
+        }
+
+        @Override
+        public void readAnswered() {
+            outstandingReads--;
+        }
+
+        @Override
+        public void writeSettled(long generation, String pid) {
+            readIfNotCovered(generation, pid);
+        }
     }
 
     /** PID nodes this client has read so far (tests). */
@@ -471,8 +597,8 @@ public final class DefaultPidClient implements PidClient {
                 liveSessionId = 0;
                 stop();
                 post(this::onSuspended);
-                if (newState == ConnectionState.SUSPENDED && session != 0 && connectedOn(session)) {
-                    probeConnection(session);
+                if (newState == ConnectionState.SUSPENDED && session != 0 && registrar.connectedOn(session)) {
+                    registrar.probeConnection(session);
                 }
             }
             case LOST -> {
@@ -484,65 +610,6 @@ public final class DefaultPidClient implements PidClient {
                 liveSessionId = zkSessionId();
                 post(this::onConnected);
             }
-        }
-    }
-
-    /** Whether Curator's ZooKeeper client reports a live connection on {@code sessionId}. */
-    private boolean connectedOn(long sessionId) {
-        try {
-            return curator.getZookeeperClient().isConnected() && zkSessionId() == sessionId;
-        } catch (RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * Curator's connection-state thread: a SUSPENDED arrived although the ZooKeeper client is connected
-     * on the same session. Curator posts SUSPENDED whenever a background operation gives up on a
-     * connection loss, also when that loss was on the previous connection and the client has connected
-     * again meanwhile (a race Curator knows, CURATOR-525; its fix covers a stale LOST only). No
-     * RECONNECTED follows, because the ZooKeeper client never disconnects again, and after the session
-     * timeout in SUSPENDED Curator injects a session expiration: a healthy session would be thrown away,
-     * every PID revoked and the instance registered anew.
-     *
-     * <p>The SUSPENDED itself is handled as always (granting stopped, PIDs revoked): this client cannot
-     * tell for sure that it is stale. To set Curator's state right, one server round trip proves the
-     * connection in a way Curator sees: the reply to a watch removal notifies ZooKeeper's default
-     * watcher (Curator's), with state SyncConnected, and Curator answers that with RECONNECTED, after
-     * which {@link #onConnected()} takes the PIDs up again once a fresh reply renews the lease. The
-     * probe registers an existence watch on a path nobody creates and removes it at once (no node is
-     * written). If the connection really is down, the probe fails and Curator's own detection goes on.
-     */
-    private void probeConnection(long sessionId) {
-        log.warn(
-                "Curator reports SUSPENDED while its ZooKeeper client is connected on session 0x{}"
-                        + " (a background operation gave up on an earlier connection loss); probing the"
-                        + " connection so that Curator does not expire a healthy session",
-                Long.toHexString(sessionId));
-        String probe = "/" + settings.layout().namespace() + "/connection-probe-" + Long.toHexString(sessionId);
-        try {
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            zk.exists(
-                    probe,
-                    true,
-                    (rc, path, ctx, stat) -> {
-                        if (rc != Code.OK.intValue() && rc != Code.NONODE.intValue()) {
-                            log.info("Connection probe not answered ({}); Curator's detection goes on", Code.get(rc));
-                            return;
-                        }
-                        zk.removeAllWatches(
-                                probe,
-                                Watcher.WatcherType.Data,
-                                false,
-                                (rc2, path2, ctx2) -> log.info(
-                                        "Connection probe on session 0x{}: {}",
-                                        Long.toHexString(sessionId),
-                                        Code.get(rc2)),
-                                null);
-                    },
-                    null);
-        } catch (Exception e) {
-            log.info("Connection probe not sent: {}", e.toString());
         }
     }
 
@@ -582,7 +649,8 @@ public final class DefaultPidClient implements PidClient {
                 s.pidsWatch.reconnected(); // notifications are not replayed across a disconnection
             }
             try {
-                watchdog.execute(guarded(() -> heartbeat(ticker.read(), true))); // prove the lease again now
+                watchdog.execute(
+                        guarded(() -> watchdogPart.heartbeat(ticker.read(), true))); // prove the lease again now
             } catch (RejectedExecutionException closing) {
                 log.debug("Client closing; no heartbeat");
             }
@@ -630,12 +698,12 @@ public final class DefaultPidClient implements PidClient {
         long sessionId;
         int negotiatedMs;
         try {
-            if (!curator.getZookeeperClient().isConnected()) {
+            CuratorRegistrar.SessionInfo session = registrar.connectedSession();
+            if (session == null) {
                 return; // onConnected comes back here
             }
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            sessionId = zk.getSessionId();
-            negotiatedMs = zk.getSessionTimeout();
+            sessionId = session.id();
+            negotiatedMs = session.negotiatedMs();
         } catch (Exception e) {
             log.warn("Cannot read the ZooKeeper session yet: {}", e.toString());
             scheduleRegister();
@@ -646,47 +714,36 @@ public final class DefaultPidClient implements PidClient {
             return;
         }
         if (retiredSessions.contains(sessionId)) {
-            expireSession(sessionId);
+            registrar.endSession(sessionId);
             return;
         }
         InstanceId instance = InstanceId.of(prefix + "-" + Long.toHexString(sessionId));
         String path = settings.layout().instance(settings.module(), instance);
         long sentAt = ticker.read();
-        Stat stat = new Stat();
+        Long owner;
         try {
-            curator.create()
-                    .storingStatIn(stat)
-                    .creatingParentContainersIfNeeded()
-                    .withMode(CreateMode.EPHEMERAL)
-                    .forPath(
-                            path,
-                            InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
-                                    .withPreviousInstance(lastInstance == null ? null : lastInstance.value())
-                                    .encode());
-        } catch (KeeperException.NodeExistsException e) {
-            // our own earlier attempt on this session whose reply was lost
-            try {
-                stat = curator.checkExists().forPath(path);
-            } catch (Exception again) {
-                stat = null;
-            }
-            if (stat == null) {
-                scheduleRegister();
-                return;
-            }
+            owner = registrar.createInstanceNode(
+                    path,
+                    InstanceNode.registering(settings.weight(), host, settings.callbackDeadline())
+                            .withPreviousInstance(lastInstance == null ? null : lastInstance.value())
+                            .encode());
         } catch (Exception e) {
             log.warn("Registering {} failed, retrying: {}", path, e.toString());
             scheduleRegister();
             return;
         }
-        if (stat.getEphemeralOwner() != sessionId) {
+        if (owner == null) {
+            scheduleRegister(); // an earlier attempt's node that vanished before it could be read
+            return;
+        }
+        if (owner != sessionId) {
             // the ZooKeeper client moved to a new session between reading the id and creating the node
             log.warn(
                     "Instance node {} is owned by session 0x{}, not 0x{}; registering again",
                     path,
-                    Long.toHexString(stat.getEphemeralOwner()),
+                    Long.toHexString(owner),
                     Long.toHexString(sessionId));
-            deleteQuietly(path, stat.getEphemeralOwner());
+            registrar.deleteIfOwnedBy(path, owner);
             scheduleRegister();
             return;
         }
@@ -697,7 +754,7 @@ public final class DefaultPidClient implements PidClient {
         current = s;
         lastInstance = instance;
         timing = t;
-        scheduleWatchdog(s);
+        watchdogPart.schedule(t, s.heartbeats);
         watchInstanceNode(s);
         log.info(
                 "Registered {} in module {} (session 0x{}, negotiated session timeout {} ms)",
@@ -753,53 +810,26 @@ public final class DefaultPidClient implements PidClient {
             return; // the session itself is gone: onLost/onConnected handle it
         }
         retire(s, "its instance node " + why + " while the session is alive; starting a new session");
-        expireSession(s.sessionId);
-    }
-
-    /** Makes the ZooKeeper client drop {@code sessionId} so that Curator opens a new session. */
-    private void expireSession(long sessionId) {
-        try {
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            if (zk.getSessionId() == sessionId) {
-                zk.getTestable().injectSessionExpiration();
-            }
-        } catch (Exception e) {
-            log.warn("Could not end session 0x{}: {}", Long.toHexString(sessionId), e.toString());
-        }
-    }
-
-    private void deleteQuietly(String path, long owner) {
-        try {
-            Stat stat = curator.checkExists().forPath(path);
-            if (stat != null && stat.getEphemeralOwner() == owner) {
-                curator.delete().withVersion(stat.getVersion()).forPath(path);
-            }
-        } catch (Exception e) {
-            log.debug("Could not delete {}: {}", path, e.toString());
-        }
+        registrar.endSession(s.sessionId);
     }
 
     // ---------------------------------------------------------------- watching
 
     private void watchInstanceNode(Session s) {
-        CuratorCache cache = CuratorCache.build(curator, s.instancePath, CuratorCache.Options.SINGLE_NODE_CACHE);
-        cache.listenable()
-                .addListener(CuratorCacheListener.builder()
-                        .forCreatesAndChanges((before, data) -> post(() -> onInstanceData(s.generation, data)))
-                        .forDeletes(data -> post(() -> onInstanceNodeLost(s.generation, "was deleted")))
-                        .build());
-        s.instanceCache = cache;
-        cache.start();
+        s.instanceCache = registrar.watchInstanceNode(
+                s.instancePath,
+                data -> post(() -> onInstanceData(s.generation, data)),
+                () -> post(() -> onInstanceNodeLost(s.generation, "was deleted")));
     }
 
-    private void onInstanceData(long generation, ChildData data) {
+    private void onInstanceData(long generation, byte[] data) {
         Session s = current;
-        if (s == null || s.generation != generation || data.getData() == null) {
+        if (s == null || s.generation != generation || data == null) {
             return;
         }
         InstanceNode node;
         try {
-            node = InstanceNode.decode(data.getData());
+            node = InstanceNode.decode(data);
         } catch (PidPoolException e) {
             log.warn("Instance node {} is unreadable (ignored until it changes): {}", s.instancePath, e.getMessage());
             return;
@@ -817,7 +847,7 @@ public final class DefaultPidClient implements PidClient {
     }
 
     private void watchPids(Session s) {
-        s.pidsWatch = new PidsWatch(s);
+        s.pidsWatch = new PidsWatch(pidNodes, tracker, loop, s.generation, s.pidsPath);
         s.pidsWatch.start();
     }
 
@@ -829,308 +859,18 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
-    /**
-     * The session's PID nodes, followed with one persistent recursive watch on its pids node (not
-     * Curator's {@code CuratorCache}, which reads every notified node again, the client's own
-     * acknowledgements included).
-     *
-     * <ul>
-     *   <li>a notification whose zxid the tracker already covers (our own acknowledgement: its reply
-     *       carried the node's new mzxid) is not read;
-     *   <li>ZooKeeper sends a notification before the reply of the write that caused it, so a
-     *       notification about a PID whose write is still in flight is decided when that write
-     *       settles;
-     *   <li>the others are read together, {@value #MAX_WRITES_PER_MULTI} {@code getData} per read
-     *       multi-op, once the tasks already queued on the state thread have run;
-     *   <li>a deletion needs no read; after a reconnection (notifications are not replayed) the
-     *       children are listed and every node read again.
-     * </ul>
-     *
-     * <p>Concurrency: ZooKeeper's event thread only posts to the state thread, which owns the rest.
-     */
-    private final class PidsWatch implements Watcher {
-        final Session s;
-        final String root;
-        final String absoluteRoot;
-        volatile boolean closed;
-        // state thread
-        final Map<String, Long> noticed = new java.util.LinkedHashMap<>();
-        final Map<String, Long> awaitingWrite = new HashMap<>();
-        boolean readPosted;
-        boolean watching;
-
-        PidsWatch(Session s) {
-            this.s = s;
-            this.root = s.pidsPath;
-            this.absoluteRoot = "/" + settings.layout().namespace() + root;
-        }
-
-        /**
-         * State thread: adds the watch and lists the children right behind it, without waiting for the
-         * watch's reply (one round trip less before the share is read). ZooKeeper answers one session's
-         * requests in order, so the listing reflects every change made before the watch was in place;
-         * later ones are notified. If the watch fails, the listing is still true, and the watch is
-         * added again on reconnection as before.
-         */
-        void start() {
-            ZooKeeper zk;
-            try {
-                zk = curator.getZookeeperClient().getZooKeeper();
-                zk.addWatch(
-                        absoluteRoot,
-                        this,
-                        AddWatchMode.PERSISTENT_RECURSIVE,
-                        (rc, path, ctx) -> {
-                            if (rc == Code.OK.intValue()) {
-                                post(() -> watching = true);
-                            } else {
-                                log.warn("Could not watch {} ({}); trying again on reconnection", root, Code.get(rc));
-                            }
-                        },
-                        null);
-            } catch (Exception e) {
-                log.warn("Could not watch {} ({}); trying again on reconnection", root, e.toString());
-                return;
-            }
-            rescan(zk);
-        }
-
-        /** State thread: the same session is connected again. */
-        void reconnected() {
-            if (watching) {
-                rescan(); // the watch is back (the ZooKeeper client re-adds it), missed notifications are not
-            } else {
-                start();
-            }
-        }
-
-        /** ZooKeeper event thread. */
-        @Override
-        public void process(WatchedEvent event) {
-            String path = event.getPath();
-            if (closed || path == null || !path.startsWith(absoluteRoot)) {
-                return;
-            }
-            String relative = root + path.substring(absoluteRoot.length());
-            if (!isPidNode(root, relative)) {
-                return;
-            }
-            String pid = name(relative);
-            long zxid = event.getZxid();
-            switch (event.getType()) {
-                case NodeCreated, NodeDataChanged -> post(() -> notice(pid, zxid));
-                case NodeDeleted ->
-                    post(() -> {
-                        noticed.remove(pid);
-                        apply(tracker.onNodeDeleted(s.generation, pid));
-                    });
-                default -> {}
-            }
-        }
-
-        private void notice(String pid, long zxid) {
-            if (closed) {
-                return;
-            }
-            noticed.merge(pid, zxid, Math::max);
-            if (!readPosted) {
-                readPosted = true;
-                post(this::readNoticed);
-            }
-        }
-
-        private void readNoticed() {
-            readPosted = false;
-            List<String> due = new ArrayList<>();
-            noticed.forEach((pid, zxid) -> {
-                if (zxid > 0 && tracker.covers(pid, zxid)) {
-                    return; // seen, or written by us
-                }
-                if (zxid > 0 && tracker.writing(pid)) {
-                    awaitingWrite.merge(pid, zxid, Math::max);
-                } else {
-                    due.add(pid);
-                }
-            });
-            noticed.clear();
-            read(due);
-        }
-
-        void writeSettled(String pid) {
-            Long zxid = awaitingWrite.remove(pid);
-            if (zxid != null) {
-                notice(pid, zxid);
-            }
-        }
-
-        /** State thread: after (re)connecting: list the children, forget the gone, read the rest. */
-        void rescan() {
-            if (closed) {
-                return;
-            }
-            try {
-                rescan(curator.getZookeeperClient().getZooKeeper());
-            } catch (Exception e) {
-                log.warn("Could not list {}: {}", root, e.toString());
-            }
-        }
-
-        /** State thread: the listing on {@code zk}, the handle the watch was just added on. */
-        private void rescan(ZooKeeper zk) {
-            if (closed) {
-                return;
-            }
-            outstandingReads++;
-            try {
-                zk.getChildren(
-                        absoluteRoot,
-                        false,
-                        (rc, path, ctx, children) -> post(() -> {
-                            outstandingReads--;
-                            if (closed) {
-                                apply(List.of());
-                                return;
-                            }
-                            if (rc == Code.OK.intValue()) {
-                                java.util.Set<String> present = new HashSet<>(children);
-                                for (String pid : tracker.observed()) {
-                                    if (!present.contains(pid)) {
-                                        apply(tracker.onNodeDeleted(s.generation, pid));
-                                    }
-                                }
-                                read(children);
-                            } else {
-                                log.debug(
-                                        "Listing {} failed ({}); the next reconnection lists again",
-                                        root,
-                                        Code.get(rc));
-                            }
-                            apply(List.of());
-                        }),
-                        null);
-            } catch (Exception e) {
-                outstandingReads--;
-                log.warn("Could not list {}: {}", root, e.toString());
-            }
-        }
-
-        private void read(List<String> pids) {
-            for (int from = 0; from < pids.size() && !closed; from += MAX_WRITES_PER_MULTI) {
-                List<String> batch =
-                        List.copyOf(pids.subList(from, Math.min(pids.size(), from + MAX_WRITES_PER_MULTI)));
-                List<Op> ops = new ArrayList<>(batch.size());
-                batch.forEach(pid -> ops.add(Op.getData(absoluteRoot + "/" + pid)));
-                outstandingReads++;
-                nodesRead.addAndGet(batch.size());
-                try {
-                    curator.getZookeeperClient()
-                            .getZooKeeper()
-                            .multi(ops, (rc, path, ctx, results) -> post(() -> onRead(batch, results)), null);
-                } catch (Exception e) {
-                    outstandingReads--;
-                    log.warn("Could not read {} PID nodes: {}", batch.size(), e.toString());
-                }
-            }
-        }
-
-        private void onRead(List<String> batch, List<OpResult> results) {
-            outstandingReads--;
-            for (int i = 0; results != null && i < results.size() && i < batch.size() && !closed; i++) {
-                String path = root + "/" + batch.get(i);
-                if (results.get(i) instanceof OpResult.GetDataResult got) {
-                    Stat stat = got.getStat();
-                    apply(tracker.onNode(
-                            NodeView.read(s.generation, path, got.getData(), stat.getVersion(), stat.getMzxid())));
-                } else if (results.get(i) instanceof OpResult.ErrorResult error
-                        && error.getErr() == Code.NONODE.intValue()) {
-                    apply(tracker.onNodeDeleted(s.generation, batch.get(i)));
-                }
-            }
-            // a failed read (connection loss) is repeated by the rescan after reconnecting
-            apply(List.of());
-        }
-
-        void close() {
-            closed = true;
-            try {
-                curator.getZookeeperClient()
-                        .getZooKeeper()
-                        .removeWatches(absoluteRoot, this, Watcher.WatcherType.Any, true, (rc, p, ctx) -> {}, null);
-            } catch (Exception e) {
-                log.debug("Could not remove the watch on {}: {}", root, e.toString());
-            }
-        }
-    }
-
-    private static boolean isPidNode(String root, String path) {
-        return path.length() > root.length() + 1
-                && path.startsWith(root)
-                && path.charAt(root.length()) == '/'
-                && path.indexOf('/', root.length() + 1) < 0;
-    }
-
-    private static String name(String path) {
-        return path.substring(path.lastIndexOf('/') + 1);
-    }
-
     // ---------------------------------------------------------------- actions
 
     /** State thread: carry out the tracker's decisions. */
-    private void apply(List<Action> actions) {
+    private void apply(List<Action> list) {
         // publish the held set before any callback is dispatched: a PID leaves heldPids() (and with it
         // every permit check) before its onRevoked can start
         publishHeld();
-        long session = tracker.sessionId(); // the session these actions belong to
-        for (Action a : actions) {
-            if (a instanceof Action.Assign x) {
-                AtomicReference<io.pidpool.client.PidAccount> given = new AtomicReference<>();
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.assign(x.view().node(), given::set)
-                                : notStarted(x),
-                        () -> new Outcome.Overran(given.get(), overrun("onAssigned")));
-            } else if (a instanceof Action.Update x) {
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.update(x.before(), x.view().node())
-                                : notStarted(x),
-                        () -> new Outcome.Overran(x.before(), overrun("onUpdated")));
-            } else if (a instanceof Action.Revoke x) {
-                // its own lane: a revocation never waits behind logins (ListenerDispatch)
-                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
-            } else if (a instanceof Action.Write x) {
-                queueWrite(x);
-            }
-        }
+        actions.run(list);
         publishHeld();
         if (drained != null && outstandingReads == 0 && tracker.isQuiescent()) {
             drained.complete(null);
         }
-    }
-
-    /**
-     * A callback thread, right before {@code onAssigned}/{@code onUpdated}: a login may begin only
-     * while the lease of the session it was decided in is valid, so that it ends (returns or is abandoned at the deadline) by the lease
-     * end + D, the bound the leader's grace counts on (docs/sdk.md "Timing").
-     */
-    private boolean mayStartCallback(long session) {
-        // the lease of the session the call was decided in: a call that waited in the lane while that
-        // session was lost must not start under the next one (its PID may be someone else's by now)
-        return granting && session == liveSessionId && lease.isValid(ticker.read(), session);
-    }
-
-    private static Outcome notStarted(Action a) {
-        log.info(
-                "PID {}: not calling the listener, the session is not provably alive; decided again on resume",
-                a.pid());
-        return new Outcome.NotStarted();
-    }
-
-    private String overrun(String callback) {
-        return callback + " did not return within the callback deadline of "
-                + settings.callbackDeadline().toMillis() + " ms";
     }
 
     /** The callback deadlines run on the watchdog thread. */
@@ -1150,187 +890,6 @@ public final class DefaultPidClient implements PidClient {
         }
     }
 
-    /**
-     * State thread: writes are not sent one by one but collected until the tasks already queued on the
-     * state thread have run (no timer, no added delay), then sent together: acknowledgements that
-     * became due together travel in one multi-op (one request, one transaction).
-     */
-    private void queueWrite(Action.Write w) {
-        queuedWrites.add(w);
-        if (!flushPosted) {
-            flushPosted = true;
-            post(this::flushWrites);
-        }
-    }
-
-    private void flushWrites() {
-        flushPosted = false;
-        List<Action.Write> due = new ArrayList<>(queuedWrites);
-        queuedWrites.clear();
-        for (int from = 0; from < due.size(); from += MAX_WRITES_PER_MULTI) {
-            send(due.subList(from, Math.min(due.size(), from + MAX_WRITES_PER_MULTI)));
-        }
-    }
-
-    /** State thread: one write alone, several in a multi-op of versioned setData. */
-    private void send(List<Action.Write> writes) {
-        Session s = current;
-        List<Action.Write> valid = new ArrayList<>();
-        for (Action.Write w : writes) {
-            if (s == null || s.generation != w.generation()) {
-                post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
-            } else {
-                valid.add(w);
-            }
-        }
-        if (valid.isEmpty()) {
-            return;
-        }
-        if (valid.size() == 1) {
-            write(valid.get(0), s.sessionId);
-        } else {
-            writeTogether(valid, s.sessionId);
-        }
-    }
-
-    private void write(Action.Write w, long sessionId) {
-        long sentAt = ticker.read();
-        try {
-            curator.setData()
-                    .withVersion(w.expectedVersion())
-                    .inBackground((client, event) ->
-                            onWriteResult(w, sessionId, sentAt, Code.get(event.getResultCode()), event.getStat()))
-                    .forPath(w.path(), w.node().encode());
-        } catch (Exception e) {
-            log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), e.toString());
-            post(() -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
-        }
-    }
-
-    /**
-     * A multi-op is all or nothing: if one node changed meanwhile (BADVERSION) or vanished (NONODE),
-     * none is written. ZooKeeper names the first failing operation only (it does not evaluate the
-     * rest); that write gets its own outcome, the others are sent again — each round settles at least
-     * one write, so this terminates.
-     */
-    private void writeTogether(List<Action.Write> writes, long sessionId) {
-        long sentAt = ticker.read();
-        String prefix = "/" + settings.layout().namespace();
-        List<Op> ops = new ArrayList<>(writes.size());
-        for (Action.Write w : writes) {
-            ops.add(Op.setData(prefix + w.path(), w.node().encode(), w.expectedVersion()));
-        }
-        try {
-            curator.getZookeeperClient()
-                    .getZooKeeper()
-                    .multi(
-                            ops,
-                            (rc, path, ctx, results) -> onWritesResult(writes, sessionId, sentAt, rc, results),
-                            null);
-        } catch (Exception e) {
-            log.warn("Could not write {} acknowledgements: {}", writes.size(), e.toString());
-            post(() -> writes.forEach(w -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null))));
-        }
-    }
-
-    /** ZooKeeper event thread. */
-    private void onWritesResult(
-            List<Action.Write> writes, long sessionId, long sentAt, int rc, List<OpResult> results) {
-        if (rc == Code.OK.intValue() && results != null && results.size() == writes.size()) {
-            for (int i = 0; i < writes.size(); i++) {
-                Stat stat = ((OpResult.SetDataResult) results.get(i)).getStat();
-                onWriteResult(writes.get(i), sessionId, sentAt, Code.OK, stat);
-            }
-            return;
-        }
-        int failed = -1;
-        for (int i = 0; results != null && i < results.size() && i < writes.size(); i++) {
-            if (results.get(i) instanceof OpResult.ErrorResult error
-                    && error.getErr() != Code.OK.intValue()
-                    && error.getErr() != Code.RUNTIMEINCONSISTENCY.intValue()) {
-                failed = i;
-                break;
-            }
-        }
-        if (failed < 0) {
-            // no answer about single writes (connection loss, timeout): every outcome is unknown
-            writes.forEach(w -> onWriteResult(w, sessionId, sentAt, Code.get(rc), null));
-            return;
-        }
-        Action.Write refused = writes.get(failed);
-        onWriteResult(refused, sessionId, sentAt, Code.get(rc), null);
-        List<Action.Write> rest = new ArrayList<>(writes);
-        rest.remove(failed);
-        if (!rest.isEmpty()) {
-            post(() -> send(rest));
-        }
-    }
-
-    /** ZooKeeper event thread. */
-    private void onWriteResult(Action.Write w, long sessionId, long sentAt, Code code, Stat stat) {
-        switch (code) {
-            case OK -> {
-                onReply(sessionId, sentAt);
-                NodeView written = NodeView.of(w.generation(), w.path(), w.node(), stat.getVersion(), stat.getMzxid());
-                log.debug("Wrote {} into {}", w.node().state(), w.path());
-                post(() -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            case BADVERSION -> {
-                onReply(sessionId, sentAt);
-                log.debug("{} changed before our answer landed; reading it again", w.path());
-                post(() -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.BAD_VERSION, null));
-                    reread(w.generation(), w.path());
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            case NONODE -> {
-                onReply(sessionId, sentAt);
-                post(() -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            default -> {
-                log.warn("Could not write {} into {}: {}", w.node().state(), w.path(), code);
-                post(() -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-        }
-    }
-
-    /** State thread: fetch a node again after our versioned write was refused. */
-    private void reread(long generation, String path) {
-        outstandingReads++;
-        nodesRead.incrementAndGet();
-        try {
-            curator.getData()
-                    .inBackground((client, event) -> post(() -> onReread(generation, path, event)))
-                    .forPath(path);
-        } catch (Exception e) {
-            outstandingReads--;
-            log.warn("Could not re-read {}: {}", path, e.toString());
-        }
-    }
-
-    private void onReread(long generation, String path, CuratorEvent event) {
-        outstandingReads--;
-        Code code = Code.get(event.getResultCode());
-        if (code == Code.OK && event.getStat() != null) {
-            Stat stat = event.getStat();
-            apply(tracker.onNode(NodeView.read(generation, path, event.getData(), stat.getVersion(), stat.getMzxid())));
-        } else if (code == Code.NONODE) {
-            apply(tracker.onNodeDeleted(generation, name(path)));
-        } else {
-            apply(List.of());
-        }
-    }
-
     // ---------------------------------------------------------------- lease, heartbeat, pauses
 
     /** Any thread: a successful reply on {@code sessionId} to a request sent at {@code sentAt}. */
@@ -1341,108 +900,6 @@ public final class DefaultPidClient implements PidClient {
         lease.recordReply(sessionId, sentAt);
         if (!granting && lifecycle.get() == Lifecycle.STARTED) {
             post(this::maybeResume);
-        }
-    }
-
-    /** State thread: the watchdog's tick and the heartbeat, both on the watchdog thread. */
-    private void scheduleWatchdog(Session s) {
-        long period = s.timing.tickInterval();
-        if (watchdogTask == null || watchdogPeriod != period) {
-            if (watchdogTask != null) {
-                watchdogTask.cancel(false);
-            }
-            watchdogPeriod = period;
-            watchdogTask = watchdog.scheduleWithFixedDelay(guarded(this::tick), 0, period, TimeUnit.NANOSECONDS);
-        }
-        long every = s.heartbeats.period();
-        if (heartbeatTask == null || heartbeatPeriod != every) {
-            if (heartbeatTask != null) {
-                heartbeatTask.cancel(false);
-            }
-            heartbeatPeriod = every;
-            heartbeatTask = watchdog.scheduleWithFixedDelay(
-                    guarded(() -> heartbeat(ticker.read(), false)), 0, every, TimeUnit.NANOSECONDS);
-        }
-    }
-
-    /** Watchdog thread: pause detection and lease check. */
-    private void tick() {
-        Timing t = timing;
-        if (t == null || lifecycle.get() != Lifecycle.STARTED) {
-            return;
-        }
-        long now = ticker.read();
-        if (detector == null || detectorTiming != t) {
-            detector = new PauseDetector(t.stallThreshold(), now);
-            detectorTiming = t;
-        }
-        long stall = detector.tick(now);
-        if (stall > 0) {
-            lease.invalidate(now);
-            stop();
-            // only requests sent from now on can renew the lease: prove it again at once rather than
-            // at the next heartbeat (at most one extra per stall, and stalls are over T/3 apart)
-            heartbeat(now, true);
-            String why = String.format(
-                    "the process did not run for %d ms (budget %d ms)", millis(stall), millis(t.stallThreshold()));
-            post(() -> suspend(why));
-        } else if (granting && !lease.isValid(now, zkSessionId())) {
-            stop();
-            // how old the newest answered request is, when the last heartbeat answer arrived and how
-            // many wait since when: tells a slow ZooKeeper (answers keep arriving, the last one less
-            // than a round trip ago, but for requests sent long ago) from a silent one (the last
-            // answer arrived about as long ago as its request was sent) in a CI log
-            Session s = current;
-            String waiting = "";
-            if (s != null) {
-                long sinceAnswer = s.heartbeats.sinceLastAnswer(now);
-                waiting = (sinceAnswer < 0
-                                ? "; no heartbeat answered yet"
-                                : String.format("; the last heartbeat answer arrived %d ms ago", millis(sinceAnswer)))
-                        + String.format(
-                                "; %d heartbeats unanswered, the oldest sent %d ms ago",
-                                s.heartbeats.outstanding(), millis(s.heartbeats.oldestWait(now)));
-            }
-            String why = String.format(
-                    "the lease expired (no ZooKeeper reply within %d ms; the newest reply answered a request"
-                            + " sent %d ms ago%s)",
-                    millis(t.leaseBudget()), millis(t.leaseBudget() - lease.remaining(now)), waiting);
-            post(() -> suspend(why));
-        }
-    }
-
-    /** Watchdog thread: {@code checkExists} of the instance node when {@link Heartbeats} says so. */
-    private void heartbeat(long now, boolean force) {
-        Session s = current;
-        if (s == null || lifecycle.get() != Lifecycle.STARTED || !s.heartbeats.trySend(now, force)) {
-            return;
-        }
-        try {
-            curator.checkExists()
-                    .inBackground((client, event) -> onHeartbeat(s, now, event))
-                    .forPath(s.instancePath);
-        } catch (Exception e) {
-            s.heartbeats.settled(now);
-            log.debug("Heartbeat not sent: {}", e.toString());
-        }
-    }
-
-    /** ZooKeeper event thread. */
-    private void onHeartbeat(Session s, long sentAt, CuratorEvent event) {
-        Code code = Code.get(event.getResultCode());
-        if (code == Code.OK || code == Code.NONODE) {
-            s.heartbeats.answered(sentAt, ticker.read());
-        } else {
-            s.heartbeats.settled(sentAt);
-        }
-        if (code == Code.OK && event.getStat() != null) {
-            if (event.getStat().getEphemeralOwner() == s.sessionId) {
-                onReply(s.sessionId, sentAt);
-            } else {
-                post(() -> onInstanceNodeLost(s.generation, "belongs to another session"));
-            }
-        } else if (code == Code.NONODE) {
-            post(() -> onInstanceNodeLost(s.generation, "vanished"));
         }
     }
 
@@ -1462,14 +919,7 @@ public final class DefaultPidClient implements PidClient {
             return;
         }
         s.closeCaches();
-        try {
-            curator.delete()
-                    .inBackground((client, event) -> done.complete(null))
-                    .forPath(s.instancePath);
-        } catch (Exception e) {
-            log.debug("Could not delete {}: {}", s.instancePath, e.toString());
-            done.complete(null);
-        }
+        registrar.delete(s.instancePath, () -> done.complete(null));
     }
 
     private void shutdown() {
@@ -1518,11 +968,7 @@ public final class DefaultPidClient implements PidClient {
     }
 
     private long zkSessionId() {
-        try {
-            return curator.getZookeeperClient().getZooKeeper().getSessionId();
-        } catch (Exception e) {
-            return 0;
-        }
+        return registrar.sessionId();
     }
 
     private static boolean await(CompletableFuture<?> future, long nanos) {

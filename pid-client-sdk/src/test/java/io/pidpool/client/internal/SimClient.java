@@ -13,22 +13,23 @@ import io.pidpool.core.sim.SimScheduler.Proc;
 import io.pidpool.core.sim.SimZooKeeper;
 import io.pidpool.core.sim.SimZooKeeper.Code;
 import io.pidpool.core.sim.SimZooKeeper.ConnState;
-import io.pidpool.core.sim.SimZooKeeper.OpResult;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
- * One SDK client process on virtual time: the REAL {@link PidTracker}, {@link Lease}, {@link
- * Heartbeats}, {@link PauseDetector}, {@link Timing} and {@link ListenerInvoker}, glued as {@link
- * DefaultPidClient} glues them (same method names, same order of steps), with Curator replaced by a
- * {@link SimZooKeeper.Client}, the state thread, the watchdog and the callback threads by events of
- * one {@link Proc}. Listener callbacks go through the REAL {@link ListenerDispatch} (its lanes,
- * its callback deadline), whose two lanes are {@link SimLane}s of virtual threads.
+ * One SDK client process on virtual time. REAL: {@link PidTracker}, {@link Lease}, {@link
+ * Heartbeats}, {@link PauseDetector}, {@link Timing}, {@link ListenerInvoker}, the pids watch ({@link
+ * PidsWatch}), the acknowledgement writer ({@link AckWriter}), the {@link Watchdog} and the dispatch
+ * of the tracker's actions ({@link ActionRunner}), over {@link SimPidNodes} and this class's {@link
+ * ClientLoop}, timers, heartbeat probe and lane times. Listener
+ * callbacks go through the REAL {@link ListenerDispatch} (its lanes, its callback deadline), whose two
+ * lanes are {@link SimLane}s of virtual threads. MIRRORED from {@link DefaultPidClient} (same method
+ * names, same order of steps): the connection events with suspend/resume, the registration, the
+ * instance-node cache and close. Curator is replaced by a
+ * {@link SimZooKeeper.Client}; the state thread, the watchdog thread and the callback threads by
+ * events of one {@link Proc}.
  *
  * <p>What the glue leaves out: Curator's CURATOR-525 SUSPENDED race and its probe, quota wiring,
  * health reports, the blocking start/close futures.
@@ -78,7 +79,11 @@ public final class SimClient {
     private final Lease lease = new Lease();
     private final PidTracker tracker = new PidTracker();
     private final Set<Long> retiredSessions = new HashSet<>();
-    private final List<Action.Write> queuedWrites = new ArrayList<>();
+    private final SimPidNodes nodes;
+    private final ClientLoop loop = new Loop();
+    private final AckWriter writer;
+    private final Watchdog watchdog;
+    private final ActionRunner runner;
 
     private boolean started;
     private boolean closing;
@@ -89,13 +94,9 @@ public final class SimClient {
     private boolean connected;
     private boolean registerScheduled;
     private boolean registering;
-    private boolean flushPosted;
     private int outstandingReads;
     private Session current;
     private Timing timing;
-    private PauseDetector detector;
-    private Timing detectorTiming;
-    private boolean watchdogRunning;
 
     /** One registration (as in DefaultPidClient.Session). */
     private final class Session {
@@ -105,6 +106,7 @@ public final class SimClient {
         final InstanceId instance;
         final String instancePath;
         final Heartbeats heartbeats;
+        final Watchdog.Watched watched;
         String pidsPath = "";
         PidsWatch pidsWatch;
         boolean closedCaches;
@@ -116,12 +118,13 @@ public final class SimClient {
             this.instance = instance;
             this.instancePath = instancePath;
             this.heartbeats = new Heartbeats(timing);
+            this.watched = new Watchdog.Watched(generation, sessionId, instancePath, heartbeats);
         }
 
         void closeCaches() {
             closedCaches = true;
             if (pidsWatch != null) {
-                pidsWatch.closed = true;
+                pidsWatch.close();
                 pidsWatch = null;
             }
         }
@@ -173,6 +176,159 @@ public final class SimClient {
                 (pid, outcome) -> post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome))));
         this.zk = zooKeeper.client(name, proc, requestedTimeout);
         this.invoker = new ListenerInvoker(new PlatformListener(), (keyId, ciphertext) -> "pw");
+        this.nodes = new SimPidNodes(zk);
+        this.writer = new AckWriter(nodes, tracker, loop, sched::now, () -> {
+            Session s = current;
+            return s == null ? null : new AckWriter.Target(s.generation, s.sessionId);
+        });
+        this.watchdog = new Watchdog(new WatchdogHost(), lease, this::every, this::exists);
+        this.runner = new ActionRunner(
+                new ActionRunner.Callbacks() {
+                    // the lanes take the time the schedule draws for each callback
+                    @Override
+                    public void call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
+                        callLane.next(behaviour.loginNanos(pid));
+                        callbacks.call(pid, body, overrun);
+                    }
+
+                    @Override
+                    public void revoke(String pid, Supplier<Outcome> body) {
+                        revocationLane.next(behaviour.logoutNanos(pid));
+                        callbacks.revoke(pid, body);
+                    }
+                },
+                invoker,
+                writer,
+                tracker,
+                lease,
+                new ActionRunner.Gate() {
+                    @Override
+                    public boolean granting() {
+                        return granting;
+                    }
+
+                    @Override
+                    public long liveSession() {
+                        return liveSessionId;
+                    }
+
+                    @Override
+                    public long now() {
+                        return sched.now();
+                    }
+                },
+                callbackDeadlineNanos / 1_000_000);
+    }
+
+    /** What the production {@link Watchdog} asks of its client. */
+    private final class WatchdogHost implements Watchdog.Host {
+        @Override
+        public Timing timing() {
+            return timing;
+        }
+
+        @Override
+        public Watchdog.Watched current() {
+            Session s = current;
+            return s == null ? null : s.watched;
+        }
+
+        @Override
+        public boolean running() {
+            return started && !closing;
+        }
+
+        @Override
+        public boolean granting() {
+            return granting;
+        }
+
+        @Override
+        public void stop() {
+            SimClient.this.stop();
+        }
+
+        @Override
+        public long liveSession() {
+            return zk.sessionId();
+        }
+
+        @Override
+        public void suspend(String why) {
+            post("suspend", () -> SimClient.this.suspend(why));
+        }
+
+        @Override
+        public void instanceNodeLost(long generation, String why) {
+            post("instance " + why, () -> onInstanceNodeLost(generation, why));
+        }
+
+        @Override
+        public void onReply(long sessionId, long sentAt) {
+            SimClient.this.onReply(sessionId, sentAt);
+        }
+
+        @Override
+        public long now() {
+            return sched.now();
+        }
+    }
+
+    /** The watchdog thread: a repeating event of this process until cancelled or the process ends. */
+    private Runnable every(String what, long periodNanos, Runnable task) {
+        boolean[] cancelled = {false};
+        Runnable[] loop = new Runnable[1];
+        loop[0] = () -> {
+            if (closed || cancelled[0]) {
+                return;
+            }
+            task.run();
+            sched.after(periodNanos, proc, name + " " + what, loop[0]);
+        };
+        sched.after(0, proc, name + " " + what, loop[0]);
+        return () -> cancelled[0] = true;
+    }
+
+    /** The heartbeat's existence check. */
+    private void exists(String path, PidNodes.Answer<Long> owner) {
+        zk.exists(
+                path,
+                (code, r) -> owner.done(
+                        org.apache.zookeeper.KeeperException.Code.valueOf(code.name()),
+                        r == null || r.stat() == null ? null : r.stat().ephemeralOwner()));
+    }
+
+    /** What the production parts ({@link PidsWatch}, {@link AckWriter}) ask of their client. */
+    private final class Loop implements ClientLoop {
+        @Override
+        public void post(String what, Runnable task) {
+            SimClient.this.post(what, task);
+        }
+
+        @Override
+        public void apply(List<Action> actions) {
+            SimClient.this.apply(actions);
+        }
+
+        @Override
+        public void onReply(long sessionId, long sentAt) {
+            SimClient.this.onReply(sessionId, sentAt);
+        }
+
+        @Override
+        public void readSent(int nodes) {
+            outstandingReads++;
+        }
+
+        @Override
+        public void readAnswered() {
+            outstandingReads--;
+        }
+
+        @Override
+        public void writeSettled(long generation, String pid) {
+            readIfNotCovered(generation, pid);
+        }
     }
 
     public SimZooKeeper.Client zk() {
@@ -283,7 +439,7 @@ public final class SimClient {
             } else if (s.pidsPath.isEmpty()) {
                 readInstance(s);
             }
-            heartbeat(sched.now(), true);
+            watchdog.heartbeat(sched.now(), true);
         }
     }
 
@@ -367,7 +523,7 @@ public final class SimClient {
         Session s = new Session(tracker.generation(), sessionId, t, instance, path);
         current = s;
         timing = t;
-        scheduleWatchdog();
+        watchdog.schedule(t, s.heartbeats);
         readInstance(s);
         sched.trace(name, "registered " + instance + " (session 0x" + Long.toHexString(sessionId) + ")");
         maybeResume();
@@ -446,7 +602,7 @@ public final class SimClient {
         }
         if (s.pidsPath.isEmpty()) {
             s.pidsPath = node.pidsPath();
-            s.pidsWatch = new PidsWatch(s);
+            s.pidsWatch = new PidsWatch(nodes, tracker, loop, s.generation, s.pidsPath);
             s.pidsWatch.start();
         } else if (!s.pidsPath.equals(node.pidsPath())) {
             onInstanceNodeLost(generation, "moved its PIDs");
@@ -460,176 +616,14 @@ public final class SimClient {
         }
     }
 
-    /** DefaultPidClient.PidsWatch: one persistent recursive watch on the pids node. */
-    private final class PidsWatch {
-        final Session s;
-        final String root;
-        boolean closed;
-        final Map<String, Long> noticed = new LinkedHashMap<>();
-        final Map<String, Long> awaitingWrite = new HashMap<>();
-        boolean readPosted;
-
-        PidsWatch(Session s) {
-            this.s = s;
-            this.root = s.pidsPath;
-        }
-
-        void start() {
-            zk.addPersistentWatch(root, this::process);
-            rescan();
-        }
-
-        void reconnected() {
-            rescan();
-        }
-
-        void process(SimZooKeeper.WatchEvent event) {
-            String path = event.path();
-            if (closed || !path.startsWith(root + "/") || path.indexOf('/', root.length() + 1) >= 0) {
-                return;
-            }
-            String pid = path.substring(root.length() + 1);
-            long zxid = event.zxid();
-            switch (event.type()) {
-                case CREATED, CHANGED -> post("notice " + pid, () -> notice(pid, zxid));
-                case DELETED ->
-                    post("deleted " + pid, () -> {
-                        noticed.remove(pid);
-                        apply(tracker.onNodeDeleted(s.generation, pid));
-                    });
-            }
-        }
-
-        private void notice(String pid, long zxid) {
-            if (closed) {
-                return;
-            }
-            noticed.merge(pid, zxid, Math::max);
-            if (!readPosted) {
-                readPosted = true;
-                post("readNoticed", this::readNoticed);
-            }
-        }
-
-        private void readNoticed() {
-            readPosted = false;
-            List<String> due = new ArrayList<>();
-            noticed.forEach((pid, zxid) -> {
-                if (zxid > 0 && tracker.covers(pid, zxid)) {
-                    return;
-                }
-                if (zxid > 0 && tracker.writing(pid)) {
-                    awaitingWrite.merge(pid, zxid, Math::max);
-                } else {
-                    due.add(pid);
-                }
-            });
-            noticed.clear();
-            read(due);
-        }
-
-        void writeSettled(String pid) {
-            Long zxid = awaitingWrite.remove(pid);
-            if (zxid != null) {
-                notice(pid, zxid);
-            }
-        }
-
-        void rescan() {
-            if (closed) {
-                return;
-            }
-            outstandingReads++;
-            zk.getChildren(
-                    root,
-                    (code, listing) -> post("listing", () -> {
-                        outstandingReads--;
-                        if (closed) {
-                            apply(List.of());
-                            return;
-                        }
-                        if (code == Code.OK) {
-                            Set<String> present = new HashSet<>(listing.children());
-                            for (String pid : tracker.observed()) {
-                                if (!present.contains(pid)) {
-                                    apply(tracker.onNodeDeleted(s.generation, pid));
-                                }
-                            }
-                            read(listing.children());
-                        }
-                        apply(List.of());
-                    }));
-        }
-
-        private void read(List<String> pids) {
-            for (int from = 0; from < pids.size() && !closed; from += MAX_WRITES_PER_MULTI) {
-                List<String> batch =
-                        List.copyOf(pids.subList(from, Math.min(pids.size(), from + MAX_WRITES_PER_MULTI)));
-                List<String> paths = batch.stream().map(p -> root + "/" + p).toList();
-                outstandingReads++;
-                zk.readMulti(paths, (code, results) -> post("read", () -> onRead(batch, results)));
-            }
-        }
-
-        private void onRead(List<String> batch, List<OpResult> results) {
-            outstandingReads--;
-            for (int i = 0; results != null && i < results.size() && i < batch.size() && !closed; i++) {
-                String path = root + "/" + batch.get(i);
-                OpResult r = results.get(i);
-                if (r.code() == Code.OK) {
-                    apply(tracker.onNode(NodeView.read(
-                            s.generation,
-                            path,
-                            r.data(),
-                            r.stat().version(),
-                            r.stat().mzxid())));
-                } else if (r.code() == Code.NONODE) {
-                    apply(tracker.onNodeDeleted(s.generation, batch.get(i)));
-                }
-            }
-            apply(List.of());
-        }
-    }
-
     // ---------------------------------------------------------------- actions
 
     /** DefaultPidClient.apply. */
     private void apply(List<Action> actions) {
-        long session = tracker.sessionId(); // DefaultPidClient.mayStartCallback: the actions' session
-        for (Action a : actions) {
-            if (a instanceof Action.Assign x) {
-                java.util.concurrent.atomic.AtomicReference<PidAccount> given =
-                        new java.util.concurrent.atomic.AtomicReference<>();
-                callLane.next(behaviour.loginNanos(x.pid()));
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.assign(x.view().node(), given::set)
-                                : new Outcome.NotStarted(),
-                        () -> new Outcome.Overran(given.get(), "onAssigned did not return within the deadline"));
-            } else if (a instanceof Action.Update x) {
-                callLane.next(behaviour.loginNanos(x.pid()));
-                callbacks.call(
-                        x.pid(),
-                        () -> mayStartCallback(session)
-                                ? invoker.update(x.before(), x.view().node())
-                                : new Outcome.NotStarted(),
-                        () -> new Outcome.Overran(x.before(), "onUpdated did not return within the deadline"));
-            } else if (a instanceof Action.Revoke x) {
-                revocationLane.next(behaviour.logoutNanos(x.pid()));
-                callbacks.revoke(x.pid(), () -> invoker.revoke(x.account(), x.why()));
-            } else if (a instanceof Action.Write x) {
-                queueWrite(x);
-            }
-        }
+        runner.run(actions);
         if (closing && !closed && outstandingReads == 0 && tracker.isQuiescent()) {
             leave();
         }
-    }
-
-    /** DefaultPidClient.mayStartCallback. */
-    private boolean mayStartCallback(long session) {
-        return granting && session == liveSessionId && lease.isValid(sched.now(), session);
     }
 
     /** A call's time is up: a refused login is over on the platform (the hold ends as it returns). */
@@ -637,143 +631,6 @@ public final class SimClient {
         if (outcome instanceof Outcome.Failed) {
             platform.logout(pid, holder);
         }
-    }
-
-    private void queueWrite(Action.Write w) {
-        queuedWrites.add(w);
-        if (!flushPosted) {
-            flushPosted = true;
-            post("flushWrites", this::flushWrites);
-        }
-    }
-
-    private void flushWrites() {
-        flushPosted = false;
-        List<Action.Write> due = new ArrayList<>(queuedWrites);
-        queuedWrites.clear();
-        for (int from = 0; from < due.size(); from += MAX_WRITES_PER_MULTI) {
-            send(due.subList(from, Math.min(due.size(), from + MAX_WRITES_PER_MULTI)));
-        }
-    }
-
-    private void send(List<Action.Write> writes) {
-        Session s = current;
-        List<Action.Write> valid = new ArrayList<>();
-        for (Action.Write w : writes) {
-            if (s == null || s.generation != w.generation()) {
-                post("write dropped", () -> apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null)));
-            } else {
-                valid.add(w);
-            }
-        }
-        if (valid.isEmpty()) {
-            return;
-        }
-        long sessionId = s.sessionId;
-        long sentAt = sched.now();
-        if (valid.size() == 1) {
-            Action.Write w = valid.get(0);
-            zk.setData(
-                    w.path(),
-                    w.node().encode(),
-                    w.expectedVersion(),
-                    (code, r) -> onWriteResult(w, sessionId, sentAt, code, r == null ? null : r.stat()));
-        } else {
-            List<SimZooKeeper.Op> ops = new ArrayList<>();
-            for (Action.Write w : valid) {
-                ops.add(new SimZooKeeper.SetData(w.path(), w.node().encode(), w.expectedVersion()));
-            }
-            zk.multi(ops, (code, results) -> onWritesResult(valid, sessionId, sentAt, code, results));
-        }
-    }
-
-    private void onWritesResult(
-            List<Action.Write> writes, long sessionId, long sentAt, Code rc, List<OpResult> results) {
-        if (rc == Code.OK && results != null) {
-            for (int i = 0; i < writes.size(); i++) {
-                onWriteResult(
-                        writes.get(i),
-                        sessionId,
-                        sentAt,
-                        Code.OK,
-                        results.get(i).stat());
-            }
-            return;
-        }
-        int failed = -1;
-        for (int i = 0; results != null && i < results.size(); i++) {
-            Code c = results.get(i).code();
-            if (c != Code.OK && c != Code.RUNTIMEINCONSISTENCY) {
-                failed = i;
-                break;
-            }
-        }
-        if (failed < 0) {
-            writes.forEach(w -> onWriteResult(w, sessionId, sentAt, rc, null));
-            return;
-        }
-        Action.Write refused = writes.get(failed);
-        onWriteResult(refused, sessionId, sentAt, results.get(failed).code(), null);
-        List<Action.Write> rest = new ArrayList<>(writes);
-        rest.remove(failed);
-        if (!rest.isEmpty()) {
-            post("resend", () -> send(rest));
-        }
-    }
-
-    private void onWriteResult(Action.Write w, long sessionId, long sentAt, Code code, SimZooKeeper.Stat stat) {
-        switch (code) {
-            case OK -> {
-                onReply(sessionId, sentAt);
-                NodeView written = NodeView.of(w.generation(), w.path(), w.node(), stat.version(), stat.mzxid());
-                post("write ok " + w.pid(), () -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.OK, written));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            case BADVERSION -> {
-                onReply(sessionId, sentAt);
-                post("write stale " + w.pid(), () -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.BAD_VERSION, null));
-                    reread(w.generation(), w.path());
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            case NONODE -> {
-                onReply(sessionId, sentAt);
-                post("write nonode " + w.pid(), () -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.NO_NODE, null));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-            }
-            default ->
-                post("write failed " + w.pid(), () -> {
-                    apply(tracker.onWriteDone(w, PidTracker.WriteResult.FAILED, null));
-                    readIfNotCovered(w.generation(), w.pid());
-                });
-        }
-    }
-
-    private void reread(long generation, String path) {
-        outstandingReads++;
-        zk.getData(
-                path,
-                false,
-                (code, r) -> post("reread", () -> {
-                    outstandingReads--;
-                    if (code == Code.OK) {
-                        apply(tracker.onNode(NodeView.read(
-                                generation,
-                                path,
-                                r.data(),
-                                r.stat().version(),
-                                r.stat().mzxid())));
-                    } else if (code == Code.NONODE) {
-                        apply(tracker.onNodeDeleted(generation, path.substring(path.lastIndexOf('/') + 1)));
-                    } else {
-                        apply(List.of());
-                    }
-                }));
     }
 
     // ---------------------------------------------------------------- lease, heartbeat, pauses
@@ -786,87 +643,6 @@ public final class SimClient {
         if (!granting && started && !closing) {
             post("maybeResume", this::maybeResume);
         }
-    }
-
-    private void scheduleWatchdog() {
-        if (watchdogRunning) {
-            return;
-        }
-        watchdogRunning = true;
-        sched.after(0, proc, name + " watchdog", this::watchdogLoop);
-        sched.after(0, proc, name + " heartbeat", this::heartbeatLoop);
-    }
-
-    private void watchdogLoop() {
-        if (closed) {
-            return;
-        }
-        tick();
-        Timing t = timing;
-        sched.after(
-                (t != null ? t : new Timing(requestedTimeout)).tickInterval(),
-                proc,
-                name + " watchdog",
-                this::watchdogLoop);
-    }
-
-    private void heartbeatLoop() {
-        if (closed) {
-            return;
-        }
-        heartbeat(sched.now(), false);
-        Session s = current;
-        sched.after(
-                s != null ? s.heartbeats.period() : new Timing(requestedTimeout).heartbeatInterval(),
-                proc,
-                name + " heartbeat",
-                this::heartbeatLoop);
-    }
-
-    private void tick() {
-        Timing t = timing;
-        if (t == null || !started || closing) {
-            return;
-        }
-        long now = sched.now();
-        if (detector == null || detectorTiming != t) {
-            detector = new PauseDetector(t.stallThreshold(), now);
-            detectorTiming = t;
-        }
-        long stall = detector.tick(now);
-        if (stall > 0) {
-            lease.invalidate(now);
-            stop();
-            heartbeat(now, true);
-            String why = "the process did not run for " + stall / 1_000_000 + " ms";
-            post("suspend (pause)", () -> suspend(why));
-        } else if (granting && !lease.isValid(now, zk.sessionId())) {
-            stop();
-            post("suspend (lease)", () -> suspend("the lease expired"));
-        }
-    }
-
-    private void heartbeat(long now, boolean force) {
-        Session s = current;
-        if (s == null || !started || closing || !s.heartbeats.trySend(now, force)) {
-            return;
-        }
-        zk.exists(s.instancePath, (code, r) -> {
-            if (code == Code.OK || code == Code.NONODE) {
-                s.heartbeats.answered(now, sched.now());
-            } else {
-                s.heartbeats.settled(now);
-            }
-            if (code == Code.OK) {
-                if (r.stat().ephemeralOwner() == s.sessionId) {
-                    onReply(s.sessionId, now);
-                } else {
-                    post("instance foreign", () -> onInstanceNodeLost(s.generation, "belongs to another session"));
-                }
-            } else if (code == Code.NONODE) {
-                post("instance vanished", () -> onInstanceNodeLost(s.generation, "vanished"));
-            }
-        });
     }
 
     // ---------------------------------------------------------------- close
