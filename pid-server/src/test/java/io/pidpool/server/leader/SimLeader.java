@@ -41,7 +41,7 @@ import java.util.concurrent.CompletionException;
  * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link TermBookkeeping},
  * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; {@link Term}
  * is glue that mirrors {@link LeaderTerm} step by step (term start, pass pacing, send, settle,
- * rescan, suspend/resume, batches), and this class mirrors {@link ClusterMember}'s connection
+ * rescan, suspend/resume, batches), and this class mirrors {@link LeaderElection}'s connection
  * handling.
  *
  * <p>Left out: quota provisioning (Redis), warm account copies, the /notify wake-up (batches are
