@@ -79,7 +79,7 @@ public final class AdviceSetup implements AutoCloseable {
         return alerts;
     }
 
-    /** For {@code ClusterMember.Builder.alerts}: logs, stores and announces what the leader reports. */
+    /** For {@code ClusterMemberBuilder.alerts}: logs, stores and announces what the leader reports. */
     public AlertSink leaderSink() {
         return alerts.leaderSink();
     }
@@ -91,7 +91,7 @@ public final class AdviceSetup implements AutoCloseable {
                 .withRebalanceDelay(config.rebalanceDelay());
     }
 
-    /** The planner with the configured mass-failure share, for {@code ClusterMember.Builder.placement}. */
+    /** The planner with the configured mass-failure share, for {@code ClusterMemberBuilder.placement}. */
     public Function<Duration, PlacementPolicy> placement(LeaderSettings settings) {
         double share = config.massFailureShare();
         return grace -> new PlannerPlacement(PlannerPolicy.defaults(grace)

@@ -1,50 +1,28 @@
 package io.pidpool.server.leader;
 
-import static io.pidpool.core.error.Preconditions.requireArgument;
-import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
-import io.pidpool.client.internal.zk.ZkAuth;
-import io.pidpool.core.allocation.PlannerPolicy;
-import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.Names;
 import io.pidpool.core.model.PidState;
-import io.pidpool.core.model.SealedSecret;
-import io.pidpool.core.port.QuotaResetLog;
-import io.pidpool.core.port.Repositories;
-import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.core.protocol.ZkLayout;
-import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.ZkScanner;
 import io.pidpool.server.zk.ZkSupport;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
-import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.leader.LeaderLatch;
-import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
-import org.apache.curator.framework.recipes.leader.Participant;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
@@ -65,10 +43,13 @@ import org.slf4j.LoggerFactory;
  * Curator's callbacks (latch, watchers, connection state) only enqueue tasks on it. Public methods
  * may be called from any thread; queries are answered by a task on that executor. The lifecycle is
  * an {@link AtomicReference} moved by compare-and-set.
+ *
+ * <p>Parts: {@link LeaderElection} (the latch and the life of each term), {@link MemberQueries} (what
+ * it answers the HTTP layer), {@link ClusterMemberBuilder} (configuration); this class wires them,
+ * connects, watches and closes.
  */
 public final class ClusterMember implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterMember.class);
-    private static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
     /**
      * How long the {@code /modules} watcher waits before it re-reads the whole tree after a
      * reconnection. A node that was cut off (an old leader whose session expired, a follower after a
@@ -97,27 +78,20 @@ public final class ClusterMember implements AutoCloseable {
     private final ScheduledExecutorService io;
     private final BatchService batches;
     private final QuotaSync quota;
-    private final Runnable beforeTerm;
     private final WarmAccounts warm;
     private final Duration rescanDelay;
 
     // owned by the serial executor
-    private volatile LeaderLatch latch;
-    private LeaderTerm term;
+    private final LeaderElection election;
+    private final MemberQueries queries;
     private TreeWatcher modulesWatcher;
     private TreeWatcher notifyWatcher;
-    private volatile boolean leading;
-    /** How the last term of this node started (test hook). */
-    private volatile TreeWatcher.Proof lastTermStart;
 
-    private volatile String lastAccountsSource;
-
-    private ClusterMember(Builder b) {
+    ClusterMember(ClusterMemberBuilder b) {
         this.nodeId = b.nodeId;
         this.layout = b.layout;
         this.settings = b.settings;
         this.connectTimeout = b.connectionTimeout;
-        this.beforeTerm = b.beforeTerm;
         this.rescanDelay = b.rescanDelay;
         this.client = b.zkAuth
                 .configure(
@@ -165,12 +139,14 @@ public final class ClusterMember implements AutoCloseable {
                 b.clock,
                 b.zkAuth.acl(),
                 this::proveViewCurrent);
+        this.election = new LeaderElection(ctx, b.beforeTerm, () -> lifecycle.get() == Lifecycle.STARTED);
+        this.queries = new MemberQueries(ctx, election);
         this.batches = new BatchService(
                 b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
     }
 
-    public static Builder builder() {
-        return new Builder();
+    public static ClusterMemberBuilder builder() {
+        return new ClusterMemberBuilder();
     }
 
     /** Connects, starts watching and joins the election. Returns once connected. */
@@ -191,7 +167,8 @@ public final class ClusterMember implements AutoCloseable {
         } catch (Exception e) {
             throw PidPoolException.unavailable("could not prepare " + layout.modules(), e);
         }
-        client.getConnectionStateListenable().addListener((c, newState) -> onConnectionState(newState), serial);
+        client.getConnectionStateListenable()
+                .addListener((c, newState) -> election.onConnectionState(newState), serial);
         call(() -> {
             // the view covers a notification if it already holds the node at that zxid or later (the
             // leader's own writes are replayed from their results): no read for those
@@ -204,7 +181,7 @@ public final class ClusterMember implements AutoCloseable {
             notifyWatcher = new TreeWatcher(client, layout.notifyNode(), true, serial, this::notified, () -> {});
             notifyWatcher.start();
             warm.start();
-            joinElection();
+            election.join();
             return null;
         });
     }
@@ -216,6 +193,7 @@ public final class ClusterMember implements AutoCloseable {
 
     private void observed(NodeEvent event) {
         view.replay(event);
+        LeaderTerm term = election.term();
         if (term != null) {
             term.requestPass();
         }
@@ -233,6 +211,7 @@ public final class ClusterMember implements AutoCloseable {
             return;
         }
         batches.signalled();
+        LeaderTerm term = election.term();
         if (term != null && signal.phase() == NotifySignal.Phase.DEALING) {
             term.pollBatches();
         }
@@ -253,111 +232,6 @@ public final class ClusterMember implements AutoCloseable {
         }
     }
 
-    private void joinElection() {
-        latch = new LeaderLatch(client, layout.leader(), nodeId);
-        LeaderLatch mine = latch;
-        latch.addListener(
-                new LeaderLatchListener() {
-                    @Override
-                    public void isLeader() {
-                        if (latch == mine) {
-                            becomeLeader();
-                        }
-                    }
-
-                    @Override
-                    public void notLeader() {
-                        if (latch == mine) {
-                            endTerm("leadership lost");
-                        }
-                    }
-                },
-                serial);
-        try {
-            latch.start();
-        } catch (Exception e) {
-            throw PidPoolException.unavailable("could not join the election", e);
-        }
-    }
-
-    private void becomeLeader() {
-        if (lifecycle.get() != Lifecycle.STARTED || term != null || !latch.hasLeadership()) {
-            return;
-        }
-        LeaderTerm candidate = new LeaderTerm(ctx, cause -> stepDown(cause.getMessage()));
-        term = candidate;
-        try {
-            beforeTerm.run();
-            try {
-                candidate.begin();
-            } finally {
-                lastTermStart = candidate.viewProof();
-                lastAccountsSource = candidate.accountsSource();
-            }
-            leading = true;
-        } catch (RuntimeException e) {
-            log.error("{} could not take up leadership: {}", nodeId, e.getMessage(), e);
-            stepDown("election steps failed: " + e.getMessage());
-        }
-    }
-
-    private void endTerm(String why) {
-        leading = false;
-        if (term != null) {
-            log.info("{}: {}", nodeId, why);
-            term.close();
-            term = null;
-            warm.resume();
-        }
-    }
-
-    /** Ends the term and leaves the election, then joins again at the back of the queue. */
-    private void stepDown(String why) {
-        endTerm("stepping down: " + why);
-        if (lifecycle.get() != Lifecycle.STARTED) {
-            return;
-        }
-        try {
-            LeaderLatch old = latch;
-            latch = null;
-            old.close();
-        } catch (Exception e) {
-            log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
-        }
-        // not at once: if the cause persists (say the database is down), every attempt would bump the
-        // epoch again; a pause lets another node try first
-        serial.schedule(
-                () -> {
-                    if (lifecycle.get() == Lifecycle.STARTED && latch == null) {
-                        joinElection();
-                    }
-                },
-                REJOIN_DELAY.toMillis(),
-                TimeUnit.MILLISECONDS);
-    }
-
-    private void onConnectionState(ConnectionState newState) {
-        log.info("{}: ZooKeeper connection {}", nodeId, newState);
-        switch (newState) {
-            case SUSPENDED -> {
-                if (term != null) {
-                    term.suspend();
-                }
-            }
-            case RECONNECTED -> {
-                if (term != null) {
-                    if (ZkSupport.sessionId(client) != term.token().sessionId()) {
-                        stepDown("the session changed");
-                    } else {
-                        term.resume();
-                    }
-                }
-            }
-            case LOST -> endTerm("ZooKeeper session lost");
-            default -> {}
-        }
-    }
-
     // ---------------------------------------------------------------- queries
 
     public String nodeId() {
@@ -370,17 +244,17 @@ public final class ClusterMember implements AutoCloseable {
 
     /** Whether this node currently leads and has finished its election steps. */
     public boolean isLeader() {
-        return leading;
+        return election.isLeading();
     }
 
     /** The epoch of this node's current term, or {@link Epoch#NONE} when it does not lead. */
     public Epoch epoch() {
-        return call(() -> term == null ? Epoch.NONE : term.epoch());
+        return queries.epoch();
     }
 
     /** The grace period of the current term, or null when not leading. */
     public Duration grace() {
-        return call(() -> term == null ? null : term.grace());
+        return queries.grace();
     }
 
     /** Operator batches: submit on any server, await the outcome, read them back. */
@@ -390,50 +264,22 @@ public final class ClusterMember implements AutoCloseable {
 
     /** Leader, epoch and members of the cluster as this node sees them. */
     public ReadModel.Cluster cluster() {
-        String leaderId = "";
-        List<String> members = new ArrayList<>();
-        try {
-            LeaderLatch current = call(() -> latch);
-            if (current != null) {
-                Participant leader = current.getLeader();
-                leaderId = leader.isLeader() ? leader.getId() : "";
-                for (Participant p : current.getParticipants()) {
-                    members.add(p.getId());
-                }
-            }
-        } catch (PidPoolException e) {
-            throw e;
-        } catch (Exception e) {
-            throw PidPoolException.unavailable("could not read the election", e);
-        }
-        Epoch epoch = EpochFence.read(client, layout.epoch());
-        return new ReadModel.Cluster(
-                nodeId,
-                leading,
-                leaderId,
-                epoch,
-                List.copyOf(members),
-                client.getZookeeperClient().isConnected());
+        return queries.cluster();
     }
 
     /** Every module: configuration, PID counts, instances and what they hold. */
     public List<ReadModel.Module> modules() {
-        LeaderDatabase.Snapshot db = ctx.store().load();
-        return call(() -> ReadModel.modules(db, view));
+        return queries.modules();
     }
 
     /** One module, or NOT_FOUND. */
     public ReadModel.Module module(ModuleKey key) {
-        return modules().stream()
-                .filter(m -> m.key().equals(key))
-                .findFirst()
-                .orElseThrow(() -> PidPoolException.notFound("module", "no module %s", key));
+        return queries.module(key);
     }
 
     /** Accounts with their module, instance and node state; {@code module}/{@code state} null = any. */
     public List<ReadModel.Pid> pids(ModuleKey module, PidState state) {
-        LeaderDatabase.Snapshot db = ctx.store().load();
-        return call(() -> ReadModel.pids(db.pids(), view, module, state));
+        return queries.pids(module, state);
     }
 
     /** The account version of this follower's warm copy ({@link WarmAccounts}), -1 if it has none (tests). */
@@ -448,47 +294,24 @@ public final class ClusterMember implements AutoCloseable {
 
     /** Runs {@code query} on the serial executor and waits for its answer. */
     <T> T call(Callable<T> query) {
-        try {
-            return serial.submit(query).get(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw PidPoolException.unavailable("interrupted", e);
-        } catch (TimeoutException e) {
-            throw PidPoolException.unavailable("node " + nodeId + " did not answer in time", e);
-        } catch (RejectedExecutionException e) {
-            throw new PidPoolException(ErrorCode.UNAVAILABLE, "node " + nodeId + " is closed");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof PidPoolException p) {
-                throw p;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        return queries.call(query);
     }
 
     /** Test hook: the fenced writer of the current term, or null. */
     FencedWriter currentWriter() {
-        return call(() -> term == null ? null : term.writer());
+        return call(() -> election.term() == null ? null : election.term().writer());
     }
 
     /** Test hook: a one-line summary of the ZooKeeper view and the term. */
     String describeForTests() {
-        return call(() -> {
-            var counts = new java.util.TreeMap<String, Integer>();
-            for (ZkView.PidEntry e : view.allPidNodes()) {
-                String key = e.holder().instance() + ":"
-                        + (e.node() == null
-                                ? "MALFORMED"
-                                : e.node().state() + (e.node().hasError() ? "!" : ""));
-                counts.merge(key, 1, Integer::sum);
-            }
-            return "leading=" + leading + " writesInFlight="
-                    + (term == null ? -1 : term.state().writesInFlight()) + " nodes=" + counts;
-        });
+        return queries.describe();
     }
 
     /** Test hook: PIDs in cooldown with their end on the node's ticker. */
     Map<String, Long> cooldownsForTests() {
-        return call(() -> term == null ? Map.of() : Map.copyOf(term.state().cooldowns()));
+        return call(() -> election.term() == null
+                ? Map.of()
+                : Map.copyOf(election.term().state().cooldowns()));
     }
 
     /**
@@ -496,12 +319,12 @@ public final class ClusterMember implements AutoCloseable {
      * scanned; null if it never got that far.
      */
     TreeWatcher.Proof lastTermStart() {
-        return lastTermStart;
+        return election.lastTermStart();
     }
 
     /** Test hook: where this node's last term took its accounts from (full load or warm copy). */
     String lastAccountsSource() {
-        return lastAccountsSource;
+        return election.lastAccountsSource();
     }
 
     /** Test hook: full scans of {@code /modules} this node's watcher completed. */
@@ -516,14 +339,14 @@ public final class ClusterMember implements AutoCloseable {
 
     /** Test hook: reconciliation passes of the current term so far. */
     long passes() {
-        return call(() -> term == null ? 0L : term.passes());
+        return call(() -> election.term() == null ? 0L : election.term().passes());
     }
 
     /** Test hook: run a reconciliation pass now (level-triggered repair), as the schedule would. */
     void reconcileNow() {
         call(() -> {
-            if (term != null) {
-                term.reload();
+            if (election.term() != null) {
+                election.term().reload();
             }
             return null;
         });
@@ -541,15 +364,7 @@ public final class ClusterMember implements AutoCloseable {
         if (lifecycle.getAndSet(Lifecycle.CLOSED) != Lifecycle.STARTED) {
             return;
         }
-        leading = false;
-        LeaderLatch current = latch;
-        if (current != null) {
-            try {
-                current.close(); // from this thread: a successor may be elected at once
-            } catch (Exception e) {
-                log.warn("{} could not leave the election cleanly: {}", nodeId, e.getMessage());
-            }
-        }
+        election.leave();
         serial.shutdownNow();
         try {
             if (!serial.awaitTermination(settings.zkTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
@@ -559,7 +374,7 @@ public final class ClusterMember implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         // the executor is gone: nothing else touches its state any more
-        endTerm("closed");
+        election.endTerm("closed");
         if (modulesWatcher != null) {
             modulesWatcher.close();
         }
@@ -571,207 +386,5 @@ public final class ClusterMember implements AutoCloseable {
         warm.close();
         io.shutdownNow();
         client.close();
-    }
-
-    /** Builds a {@link ClusterMember}. */
-    public static final class Builder {
-        private String nodeId;
-        private String connectString;
-        private ZkLayout layout = new ZkLayout(ZkLayout.DEFAULT_CLUSTER);
-        private Duration sessionTimeout = Duration.ofSeconds(10);
-        private Duration connectionTimeout = Duration.ofSeconds(10);
-        private LeaderSettings settings = LeaderSettings.defaults();
-        private Repositories repositories;
-        private Function<String, SealedSecret> sealer;
-        private ZkAuth zkAuth = ZkAuth.none();
-        private LongSupplier ids;
-        private QuotaProvisioner quotaProvisioner = QuotaProvisioner.logging();
-        private Duration quotaReconcileInterval = Duration.ofSeconds(30);
-        private Duration quotaRetryDelay = Duration.ofSeconds(1);
-        private Runnable batchHook = () -> {};
-        private Runnable beforeTerm = () -> {};
-        private Function<Duration, PlacementPolicy> placement;
-        private AlertSink alerts = AlertSink.logging();
-        private io.pidpool.core.port.CooldownRepository cooldowns;
-        private QuotaResetLog quotaResets = QuotaResetLog.none();
-        private Ticker ticker = Ticker.system();
-        private Clock clock = Clock.systemUTC();
-        private Duration warmAccountsInterval = Duration.ofMillis(250);
-        private Duration rescanDelay = RESCAN_DELAY;
-
-        private Builder() {}
-
-        /** This server's name in the election (shown as the leader id). */
-        public Builder nodeId(String value) {
-            this.nodeId = Names.requireToken(value, "nodeId");
-            return this;
-        }
-
-        public Builder connectString(String value) {
-            requireArgument(
-                    value != null && !value.isBlank(), "zookeeper.connect", "a ZooKeeper connect string is required");
-            this.connectString = value;
-            return this;
-        }
-
-        public Builder cluster(String cluster) {
-            this.layout = new ZkLayout(cluster);
-            return this;
-        }
-
-        /** The requested session timeout; the grace period uses the negotiated one. */
-        public Builder sessionTimeout(Duration value) {
-            this.sessionTimeout = requireNonNull(value, "sessionTimeout");
-            return this;
-        }
-
-        public Builder connectionTimeout(Duration value) {
-            this.connectionTimeout = requireNonNull(value, "connectionTimeout");
-            return this;
-        }
-
-        public Builder settings(LeaderSettings value) {
-            this.settings = requireNonNull(value, "settings");
-            return this;
-        }
-
-        /** The database (Jdbi adapters in production). */
-        public Builder repositories(Repositories value) {
-            this.repositories = requireNonNull(value, "repositories");
-            return this;
-        }
-
-        /**
-         * ZooKeeper authentication and the ACL of every node the node (and, leading, its fenced
-         * writer) creates; default none (open ACL).
-         */
-        public Builder zkAuth(ZkAuth value) {
-            this.zkAuth = requireNonNull(value, "zkAuth");
-            return this;
-        }
-
-        /** Seals operator-supplied passwords before they are stored, e.g. {@code SecretSealer::seal}. */
-        public Builder sealer(Function<String, SealedSecret> value) {
-            this.sealer = requireNonNull(value, "sealer");
-            return this;
-        }
-
-        /** Unique ids for batches and audit rows, e.g. {@code SnowflakeIds::nextId}. */
-        public Builder ids(LongSupplier value) {
-            this.ids = requireNonNull(value, "ids");
-            return this;
-        }
-
-        /**
-         * Where the leader provisions quota (limits on ADD/UPDATE/DELETE, RESET_QUOTA, reconciliation),
-         * e.g. {@code io.pidpool.server.redis.RedisQuotaProvisioner}. Default {@link
-         * QuotaProvisioner#logging()}: nothing is provisioned and no PID grants anything.
-         */
-        public Builder quotaProvisioner(QuotaProvisioner value) {
-            this.quotaProvisioner = requireNonNull(value, "quotaProvisioner");
-            return this;
-        }
-
-        /**
-         * How often the leader compares every PID's limit in the database with the provisioner's and
-         * writes the differences (also once at the start of every term). Default 30 s.
-         */
-        public Builder quotaReconcileInterval(Duration value) {
-            requireArgument(
-                    value != null && !value.isZero() && !value.isNegative(), "quotaReconcileInterval", "must be > 0");
-            this.quotaReconcileInterval = value;
-            return this;
-        }
-
-        /** How soon a failed provisioning call is tried again. Default 1 s. */
-        public Builder quotaRetryDelay(Duration value) {
-            requireArgument(value != null && !value.isZero() && !value.isNegative(), "quotaRetryDelay", "must be > 0");
-            this.quotaRetryDelay = value;
-            return this;
-        }
-
-        /** Test hook: runs inside each batch's transaction, after its row is locked. */
-        Builder batchHook(Runnable value) {
-            this.batchHook = requireNonNull(value, "batchHook");
-            return this;
-        }
-
-        /** Test hook: how long the {@code /modules} watcher defers its re-read after a reconnection. */
-        Builder rescanDelay(Duration value) {
-            this.rescanDelay = requireNonNull(value, "rescanDelay");
-            return this;
-        }
-
-        /** Test hook: runs on the serial executor after winning the election, before the term's first step. */
-        Builder beforeTerm(Runnable value) {
-            this.beforeTerm = requireNonNull(value, "beforeTerm");
-            return this;
-        }
-
-        /**
-         * Makes the placement policy of each term from that term's grace period. Default: the core
-         * allocation planner with {@link LeaderSettings#rebalanceDelay()}.
-         */
-        public Builder placement(Function<Duration, PlacementPolicy> value) {
-            this.placement = requireNonNull(value, "placement");
-            return this;
-        }
-
-        /**
-         * Where RESET_QUOTA is recorded with the batch (e.g. {@code Database.quotaResets()}), so the
-         * quota reconciliation re-applies a reset Redis never got (docs/quota.md §6a). Default: none.
-         */
-        public Builder quotaResets(QuotaResetLog value) {
-            this.quotaResets = requireNonNull(value, "quotaResets");
-            return this;
-        }
-
-        /**
-         * Where cooldown end times are stored (e.g. {@code Database.cooldowns()}), so that a new
-         * leader keeps them; default none: a new leader starts every cooldown over.
-         */
-        public Builder cooldowns(io.pidpool.core.port.CooldownRepository value) {
-            this.cooldowns = value;
-            return this;
-        }
-
-        public Builder alerts(AlertSink value) {
-            this.alerts = requireNonNull(value, "alerts");
-            return this;
-        }
-
-        public Builder ticker(Ticker value) {
-            this.ticker = requireNonNull(value, "ticker");
-            return this;
-        }
-
-        public Builder clock(Clock value) {
-            this.clock = requireNonNull(value, "clock");
-            return this;
-        }
-
-        /**
-         * How often a follower brings its warm copy of the accounts up to date ({@link WarmAccounts}:
-         * one read of the account version when nothing changed); zero: keep none, a new leader loads
-         * every account. Default 250 ms.
-         */
-        public Builder warmAccountsInterval(Duration value) {
-            this.warmAccountsInterval = requireNonNull(value, "warmAccountsInterval");
-            return this;
-        }
-
-        public ClusterMember build() {
-            requireNonNull(nodeId, "nodeId");
-            requireNonNull(connectString, "zookeeper.connect");
-            requireNonNull(repositories, "repositories");
-            requireNonNull(sealer, "sealer");
-            requireNonNull(ids, "ids");
-            if (placement == null) {
-                LeaderSettings s = settings;
-                placement = grace ->
-                        new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(s.rebalanceDelay()));
-            }
-            return new ClusterMember(this);
-        }
     }
 }

@@ -4,8 +4,10 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -37,48 +39,64 @@ public final class EpochFence {
      * be above every epoch written to that store, or that store would fence every new leader.
      */
     public static FenceToken bump(CuratorFramework client, String epochPath, Epoch floor) {
-        long session = ZkSupport.sessionId(client);
-        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            try {
-                Stat stat = new Stat();
-                byte[] data = client.getData().storingStatIn(stat).forPath(epochPath);
-                long current = parse(data, stat);
-                if (current < floor.value()) {
-                    log.warn(
-                            "{} holds epoch {} but a store has seen epoch {}: continuing above it",
-                            epochPath,
-                            current,
-                            floor.value());
-                }
-                long next = Math.max(current, floor.value()) + 1;
-                Stat after = client.setData()
-                        .withVersion(stat.getVersion())
-                        .forPath(epochPath, Long.toString(next).getBytes(StandardCharsets.US_ASCII));
-                return new FenceToken(new Epoch(next), after.getVersion(), session);
-            } catch (KeeperException.NoNodeException e) {
-                try {
-                    client.create()
-                            .creatingParentContainersIfNeeded()
-                            .withMode(CreateMode.PERSISTENT)
-                            .forPath(epochPath, Long.toString(floor.value() + 1).getBytes(StandardCharsets.US_ASCII));
-                    return new FenceToken(floor.next(), 0, session);
-                } catch (KeeperException.NodeExistsException raced) {
-                    log.info("{} appeared meanwhile; reading it again", epochPath);
-                } catch (KeeperException k) {
-                    throw ZkErrors.translate(k, "create " + epochPath);
-                } catch (Exception other) {
-                    throw PidPoolException.unavailable("create " + epochPath, other);
-                }
-            } catch (KeeperException.BadVersionException e) {
-                log.info("{} changed while bumping it; reading it again", epochPath);
-            } catch (KeeperException e) {
-                throw ZkErrors.translate(e, "bump " + epochPath);
-            } catch (Exception e) {
-                throw PidPoolException.unavailable("bump " + epochPath, e);
+        // every stage of the Curator adapter is complete when returned: this does not wait
+        CompletableFuture<FenceToken> done =
+                bump(new CuratorEpochNode(client), epochPath, floor).toCompletableFuture();
+        try {
+            return done.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof PidPoolException p) {
+                throw p;
             }
+            throw PidPoolException.unavailable("bump " + epochPath, e.getCause());
         }
-        throw new PidPoolException(
-                ErrorCode.CONFLICT, null, epochPath + " kept changing while this node tried to bump it");
+    }
+
+    /**
+     * The bump over any {@link EpochNode}: read, then a versioned write of {@code max(current, floor) +
+     * 1} (or create with {@code floor + 1} if absent); a race (the version changed, the node appeared)
+     * reads again, at most {@value #ATTEMPTS} times in all, then fails with CONFLICT. The term start's
+     * one implementation: production runs it over Curator, the protocol simulation over its ZooKeeper.
+     */
+    public static CompletionStage<FenceToken> bump(EpochNode node, String epochPath, Epoch floor) {
+        return attempt(node, epochPath, floor, node.sessionId(), ATTEMPTS);
+    }
+
+    private static CompletionStage<FenceToken> attempt(
+            EpochNode node, String epochPath, Epoch floor, long session, int attemptsLeft) {
+        if (attemptsLeft == 0) {
+            return CompletableFuture.failedFuture(new PidPoolException(
+                    ErrorCode.CONFLICT, null, epochPath + " kept changing while this node tried to bump it"));
+        }
+        return node.read(epochPath).thenCompose(current -> {
+            if (current == null) {
+                byte[] first = Long.toString(floor.value() + 1).getBytes(StandardCharsets.US_ASCII);
+                return node.create(epochPath, first).thenCompose(created -> {
+                    if (created) {
+                        return CompletableFuture.completedFuture(new FenceToken(floor.next(), 0, session));
+                    }
+                    log.info("{} appeared meanwhile; reading it again", epochPath);
+                    return attempt(node, epochPath, floor, session, attemptsLeft - 1);
+                });
+            }
+            long value = parse(current.data(), current.version());
+            if (value < floor.value()) {
+                log.warn(
+                        "{} holds epoch {} but a store has seen epoch {}: continuing above it",
+                        epochPath,
+                        value,
+                        floor.value());
+            }
+            long next = Math.max(value, floor.value()) + 1;
+            byte[] data = Long.toString(next).getBytes(StandardCharsets.US_ASCII);
+            return node.write(epochPath, data, current.version()).thenCompose(version -> {
+                if (version >= 0) {
+                    return CompletableFuture.completedFuture(new FenceToken(new Epoch(next), version, session));
+                }
+                log.info("{} changed while bumping it; reading it again", epochPath);
+                return attempt(node, epochPath, floor, session, attemptsLeft - 1);
+            });
+        });
     }
 
     /** The current epoch, or {@link Epoch#NONE} if there is none yet. Blocking. */
@@ -86,7 +104,7 @@ public final class EpochFence {
         try {
             Stat stat = new Stat();
             byte[] data = client.getData().storingStatIn(stat).forPath(epochPath);
-            return new Epoch(parse(data, stat));
+            return new Epoch(parse(data, stat.getVersion()));
         } catch (KeeperException.NoNodeException e) {
             return Epoch.NONE;
         } catch (KeeperException e) {
@@ -100,7 +118,7 @@ public final class EpochFence {
      * The epoch in the node's data. Garbage written by someone else must not stop the cluster: the
      * version counts every bump since the node was created, so it is a lower bound that still grows.
      */
-    static long parse(byte[] data, Stat stat) {
+    static long parse(byte[] data, int version) {
         String text = data == null ? "" : new String(data, StandardCharsets.US_ASCII).trim();
         try {
             long value = Long.parseLong(text);
@@ -110,7 +128,7 @@ public final class EpochFence {
         } catch (NumberFormatException e) {
             // fall through
         }
-        log.error("epoch node holds '{}', not a decimal epoch; using its version {}", text, stat.getVersion());
-        return stat.getVersion();
+        log.error("epoch node holds '{}', not a decimal epoch; using its version {}", text, version);
+        return version;
     }
 }

@@ -16,6 +16,7 @@ import io.pidpool.core.sim.SimScheduler;
 import io.pidpool.core.sim.SimScheduler.Proc;
 import io.pidpool.core.sim.SimZooKeeper;
 import io.pidpool.core.sim.SimZooKeeper.Code;
+import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
@@ -41,7 +42,7 @@ import java.util.concurrent.CompletionException;
  * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link TermBookkeeping},
  * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; {@link Term}
  * is glue that mirrors {@link LeaderTerm} step by step (term start, pass pacing, send, settle,
- * rescan, suspend/resume, batches), and this class mirrors {@link ClusterMember}'s connection
+ * rescan, suspend/resume, batches), and this class mirrors {@link LeaderElection}'s connection
  * handling.
  *
  * <p>Left out: quota provisioning (Redis), warm account copies, the /notify wake-up (batches are
@@ -406,67 +407,23 @@ public final class SimLeader {
         void begin() {
             view.trackChanges(true);
             sched.trace(nodeId, "term starts: bumping " + layout.epoch());
-            bump(5);
+            bump();
         }
 
-        private void bump(int attempts) {
-            long session = zk.sessionId();
-            Epoch floor = store.leaderEpoch(); // EpochFence.bump's floor: the database's leader epoch
-            zk.getData(layout.epoch(), false, (code, r) -> {
-                if (closed) {
-                    return;
-                }
-                if (code == Code.NONODE) {
-                    zk.createWithParents(
-                            layout.epoch(),
-                            Long.toString(floor.value() + 1).getBytes(StandardCharsets.US_ASCII),
-                            SimZooKeeper.Mode.PERSISTENT,
-                            (c2, r2) -> {
-                                if (c2 == Code.OK) {
-                                    started(new FenceToken(floor.next(), 0, session));
-                                } else {
-                                    failedStart(
-                                            "create " + layout.epoch() + ": " + c2,
-                                            c2 == Code.NODEEXISTS && attempts > 1,
-                                            attempts);
-                                }
-                            });
-                    return;
-                }
-                if (code != Code.OK) {
-                    failedStart("read " + layout.epoch() + ": " + code, false, attempts);
-                    return;
-                }
-                long next =
-                        Math.max(Long.parseLong(new String(r.data(), StandardCharsets.US_ASCII).trim()), floor.value())
-                                + 1;
-                zk.setData(
-                        layout.epoch(),
-                        Long.toString(next).getBytes(StandardCharsets.US_ASCII),
-                        r.stat().version(),
-                        (c2, r2) -> {
-                            if (c2 == Code.OK) {
-                                started(new FenceToken(
-                                        new Epoch(next), r2.stat().version(), session));
-                            } else {
-                                failedStart(
-                                        "bump " + layout.epoch() + ": " + c2,
-                                        c2 == Code.BADVERSION && attempts > 1,
-                                        attempts);
-                            }
-                        });
-            });
-        }
-
-        private void failedStart(String why, boolean again, int attempts) {
-            if (closed) {
-                return;
-            }
-            if (again) {
-                bump(attempts - 1);
-            } else {
-                stepDown("election steps failed: " + why);
-            }
+        /** The production bump (EpochFence.bump) over the simulated ZooKeeper. */
+        private void bump() {
+            EpochFence.bump(new SimEpochNode(zk, () -> closed), layout.epoch(), store.leaderEpoch())
+                    .whenComplete((fence, error) -> {
+                        if (closed) {
+                            return;
+                        }
+                        if (error != null) {
+                            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                            stepDown("election steps failed: " + cause.getMessage());
+                        } else {
+                            started(fence);
+                        }
+                    });
         }
 
         private void started(FenceToken fence) {

@@ -22,7 +22,7 @@ class SortedIdsTest {
             }
             List<String> shuffled = new ArrayList<>(tree);
             java.util.Collections.shuffle(shuffled, random);
-            Set<String> sorted = Reconciler.SortedIds.of(shuffled);
+            Set<String> sorted = SortedIds.of(shuffled);
             assertThat(sorted).containsExactlyElementsOf(tree);
             assertThat(sorted).hasSameSizeAs(tree).isEqualTo(tree);
             assertThat(sorted.toArray(new String[0])).containsExactly(tree.toArray(new String[0]));
@@ -36,7 +36,7 @@ class SortedIdsTest {
 
     @Test
     void isReadOnly() {
-        Set<String> sorted = Reconciler.SortedIds.of(List.of("b", "a"));
+        Set<String> sorted = SortedIds.of(List.of("b", "a"));
         assertThatThrownBy(() -> sorted.remove("a")).isInstanceOf(UnsupportedOperationException.class);
         assertThatThrownBy(() -> sorted.add("c")).isInstanceOf(UnsupportedOperationException.class);
         assertThat(sorted).containsExactly("a", "b");

@@ -13,6 +13,7 @@ import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.jdbc.Database;
 import io.pidpool.server.leader.ClusterMember;
+import io.pidpool.server.leader.ClusterMemberBuilder;
 import io.pidpool.server.leader.LeaderSettings;
 import io.pidpool.server.leader.RepositoryLeaderStore;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +93,7 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
         return startNode(id, b -> b);
     }
 
-    public ClusterMember startNode(String id, UnaryOperator<ClusterMember.Builder> customize) {
+    public ClusterMember startNode(String id, UnaryOperator<ClusterMemberBuilder> customize) {
         ClusterMember node = customize
                 .apply(ClusterMember.builder()
                         .nodeId(id)
@@ -117,7 +118,7 @@ public final class TestCluster implements AutoCloseable, AfterEachCallback {
      * holding them all, settled: the start of every failover test.
      */
     public Settled leaderWithTwoInstances(
-            ModuleKey module, String prefix, int count, UnaryOperator<ClusterMember.Builder> customize) {
+            ModuleKey module, String prefix, int count, UnaryOperator<ClusterMemberBuilder> customize) {
         List<String> pids = addPids(module, 2, prefix, count);
         ClusterMember leader = startNode("s1", customize);
         await().atMost(Duration.ofSeconds(40)).until(leader::isLeader);
