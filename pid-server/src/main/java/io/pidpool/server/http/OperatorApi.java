@@ -37,14 +37,15 @@ public interface OperatorApi {
      *
      * @param requestedBy who asked (the token's name), for the audit trail
      */
-    BatchId submit(List<Operation> operations, String requestedBy);
+    BatchId submit(List<Operation<String>> operations, String requestedBy);
 
     /**
      * {@link #submit(List, String)} under the principal's idempotency key: the same key with the same
      * {@code fingerprint} answers the batch the key made first (nothing new is recorded), another
      * fingerprint is {@code CONFLICT} on {@code Idempotency-Key} (docs/http-api.md).
      */
-    default BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+    default BatchId submit(
+            List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
         throw io.pidpool.core.error.PidPoolException.illegalState("idempotency keys are not supported here");
     }
 

@@ -80,7 +80,7 @@ public final class BatchService {
      * @throws io.pidpool.core.error.PidPoolException INVALID_ARGUMENT (nothing stored) for a bad
      *     batch, UNAVAILABLE if the database cannot be reached
      */
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         return submit(operations, requestedBy, ops -> {});
     }
 
@@ -89,7 +89,8 @@ public final class BatchService {
      * the transaction that records the batch and its audit row, so a check that throws records
      * nothing (e.g. {@link BatchValidator#check}).
      */
-    public BatchId submit(List<Operation> operations, String requestedBy, Consumer<List<Operation>> check) {
+    public BatchId submit(
+            List<Operation<String>> operations, String requestedBy, Consumer<List<Operation<String>>> check) {
         return submit(operations, requestedBy, check, null, null);
     }
 
@@ -106,9 +107,9 @@ public final class BatchService {
      *     {@code Idempotency-Key} when the principal used the key for another request (nothing stored)
      */
     public BatchId submit(
-            List<Operation> operations,
+            List<Operation<String>> operations,
             String requestedBy,
-            Consumer<List<Operation>> check,
+            Consumer<List<Operation<String>>> check,
             IdempotencyKey key,
             String fingerprint) {
         requireNonNull(operations, "operations");
@@ -166,9 +167,9 @@ public final class BatchService {
         return stored.map(BatchKey::batch);
     }
 
-    private static String summary(List<Operation> operations) {
+    private static String summary(List<Operation<String>> operations) {
         Map<String, Integer> counts = new TreeMap<>();
-        for (Operation op : operations) {
+        for (Operation<String> op : operations) {
             counts.merge(
                     op.type().name(), op.pidIds().isEmpty() ? 1 : op.pidIds().size(), Integer::sum);
         }

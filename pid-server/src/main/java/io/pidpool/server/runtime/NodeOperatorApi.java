@@ -87,12 +87,13 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         return node.batches().submit(operations, requestedBy, validator::check);
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+    public BatchId submit(
+            List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
         return node.batches().submit(operations, requestedBy, validator::check, key, fingerprint);
     }
 

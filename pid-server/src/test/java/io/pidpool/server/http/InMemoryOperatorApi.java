@@ -32,7 +32,7 @@ import java.util.stream.IntStream;
  */
 final class InMemoryOperatorApi implements OperatorApi {
     /** What was submitted, before sealing, for assertions. */
-    record Submission(List<Operation> operations, String requestedBy) {}
+    record Submission(List<Operation<String>> operations, String requestedBy) {}
 
     static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
     static final Instant NOW = Instant.parse("2026-11-21T08:00:00Z");
@@ -92,7 +92,7 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         maybeFail();
         OperationBatch batch = OperationBatch.pending(new BatchId(ids.incrementAndGet()), operations, requestedBy, NOW);
         batches.put(batch.id(), BatchRecord.pending(batch, SEALER::seal));

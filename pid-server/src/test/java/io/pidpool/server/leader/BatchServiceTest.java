@@ -40,8 +40,8 @@ import org.junit.jupiter.api.Test;
 class BatchServiceTest {
     static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
     static final ModuleKey FIN = ModuleKey.parse("fin#risk#scorer");
-    static final List<Operation> ADD =
-            List.of(new Operation.Add(FIN, List.of(new PidSpec("u1", "pw", 10, 0, Map.of()))));
+    static final List<Operation<String>> ADD =
+            List.of(new Operation.Add<>(FIN, List.of(new PidSpec<>("u1", "pw", 10, 0, Map.of()))));
 
     final ManualClock clock = new ManualClock(Instant.parse("2026-11-21T08:00:00Z"));
     final Repositories store = InMemoryDatabase.create().repositories();
@@ -147,7 +147,7 @@ class BatchServiceTest {
     void waitersOnSeveralBatchesCostOneReadPerBatchAndTimeOutAlone() {
         BatchService batches = service(counting());
         BatchId first = batches.submit(ADD, "ops");
-        BatchId second = batches.submit(List.of(new Operation.Delete(List.of("u9"))), "ops");
+        BatchId second = batches.submit(List.of(new Operation.Delete<>(List.of("u9"))), "ops");
         List<CompletableFuture<BatchRecord>> onFirst = IntStream.range(0, 10)
                 .mapToObj(i -> batches.await(first, Duration.ofMinutes(1)))
                 .toList();
