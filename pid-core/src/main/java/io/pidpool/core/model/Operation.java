@@ -37,8 +37,10 @@ public sealed interface Operation<S> {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
             requireIdList(pids.stream().map(PidSpec::id).toList());
-            for (PidSpec<S> p : pids) {
-                requireArgument(p.secret() != null, "pids.secret", "secret of %s is required to add it", p.id());
+            for (int i = 0; i < pids.size(); i++) {
+                PidSpec<S> p = pids.get(i);
+                requireArgument(
+                        p.secret() != null, "pids[" + i + "].secret", "secret of %s is required to add it", p.id());
             }
         }
 

@@ -66,6 +66,26 @@ class ModelValidationTest {
     }
 
     @Test
+    void anAddNamesTheSpecWithoutASecret() {
+        var specs = List.of(
+                new PidSpec<String>("u1", "pw", 10, 0, Map.of()), new PidSpec<String>("u2", null, 10, 0, Map.of()));
+        assertThatThrownBy(() -> new Operation.Add<>(MODULE, specs))
+                .isInstanceOfSatisfying(io.pidpool.core.error.PidPoolException.class, e -> assertThat(e.field())
+                        .isEqualTo("pids[1].secret"));
+        assertThat(new Operation.Update<>(specs).pidIds()).containsExactly("u1", "u2");
+    }
+
+    @Test
+    void sealingKeepsEverythingButTheSecretsForm() {
+        var add = new Operation.Add<>(MODULE, List.of(new PidSpec<>("u1", "pw", 10, 2, Map.of("k", "v"))));
+        Operation<Integer> sealed = add.withSecrets(String::length);
+        assertThat(sealed)
+                .isEqualTo(new Operation.Add<>(MODULE, List.of(new PidSpec<>("u1", 2, 10, 2, Map.of("k", "v")))));
+        assertThat(sealed.toString()).doesNotContain("pw");
+        assertThat(add.toString()).doesNotContain("pw");
+    }
+
+    @Test
     void aBatchRejectsDuplicatesAcrossOperations() {
         var add = new Operation.Add<String>(MODULE, List.of(new PidSpec<>("u1", "pw", 10, 0, Map.of())));
         var reset = new Operation.ResetQuota<String>(List.of("u1"));

@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  * of a {@code secret} into a message. Stateless.
  */
 final class RequestParser {
-    /** Operations per batch; the core separately limits the PIDs a batch names. */
+    /** Operations per request: the HTTP API's own limit; the core's batch rules are in OperationBatch. */
     static final int MAX_OPERATIONS = 1000;
 
     private static final Set<String> PID_SPEC_FIELDS =
@@ -41,7 +41,8 @@ final class RequestParser {
         if (!ops.isArray()) {
             throw PidPoolException.invalid("operations", "operations must be a list");
         }
-        if (ops.isEmpty() || ops.size() > MAX_OPERATIONS) {
+        if (ops.size() > MAX_OPERATIONS) {
+            // before parsing them: bounds the work of a request (an empty batch is the core's rule)
             throw PidPoolException.invalid(
                     "operations", "a batch holds 1..%d operations, got %d", MAX_OPERATIONS, ops.size());
         }
@@ -79,12 +80,12 @@ final class RequestParser {
             case ADD -> {
                 requireOnly(op, Set.of("type", "module", "pids"), at);
                 ModuleKey module = moduleKey(op, "module", at);
-                List<PidSpec<String>> specs = pidSpecs(op, at, true);
+                List<PidSpec<String>> specs = pidSpecs(op, at);
                 yield at(at, () -> new Operation.Add<>(module, specs));
             }
             case UPDATE -> {
                 requireOnly(op, Set.of("type", "pids"), at);
-                List<PidSpec<String>> specs = pidSpecs(op, at, false);
+                List<PidSpec<String>> specs = pidSpecs(op, at);
                 yield at(at, () -> new Operation.Update<>(specs));
             }
             case DELETE -> {
@@ -141,8 +142,8 @@ final class RequestParser {
         }
     }
 
-    /** @param secretRequired ADD needs a password; an UPDATE without one keeps the stored one */
-    private static List<PidSpec<String>> pidSpecs(JsonNode op, String at, boolean secretRequired) {
+    /** The specs of an ADD or UPDATE; whether a secret is required is the core's rule (ADD needs one). */
+    private static List<PidSpec<String>> pidSpecs(JsonNode op, String at) {
         JsonNode pids = requiredList(op, at);
         List<PidSpec<String>> specs = new ArrayList<>(pids.size());
         for (int j = 0; j < pids.size(); j++) {
@@ -151,7 +152,7 @@ final class RequestParser {
             requireObject(p, pidAt, pidAt);
             requireOnly(p, PID_SPEC_FIELDS, pidAt);
             String id = requiredText(p, "id", pidAt);
-            String secret = secretRequired ? requiredText(p, "secret", pidAt) : optionalText(p, "secret", pidAt);
+            String secret = optionalText(p, "secret", pidAt);
             long quota = requiredLong(p, "monthlyQuota", pidAt);
             long allowance = optionalLong(p, "overageAllowance", pidAt, 0);
             Map<String, String> attributes = attributes(p, pidAt);

@@ -115,14 +115,15 @@ public final class BatchService {
         requireNonNull(operations, "operations");
         requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
+        // the batch's own rules first: a bad batch is refused even under a key used before
+        BatchId id = new BatchId(ids.getAsLong());
+        OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
         if (key != null) {
             Optional<BatchId> earlier = earlier(requestedBy, key, fingerprint);
             if (earlier.isPresent()) {
                 return earlier.get(); // a retry: the batch is recorded, and the leader knows of it
             }
         }
-        BatchId id = new BatchId(ids.getAsLong());
-        OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
         BatchRecord record = BatchRecord.pending(batch, sealer);
         BatchKey batchKey = key == null ? null : new BatchKey(requestedBy, key, fingerprint, id);
         AuditEntry audit = new AuditEntry(
