@@ -20,6 +20,7 @@ import io.pidpool.core.model.PidState;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.TokenConfig;
+import io.pidpool.server.leader.ReadModel;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -845,7 +846,9 @@ class HttpApiTest {
         @Test
         void onePidWithAttributesNeverItsSecretAnd404ForAnUnknownId() {
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidAvailability.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, "", 7));
+                    new ReadModel.Pid(
+                            "u1", fin, PidAvailability.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, ""),
+                    7));
             api.attributes.put("u1", Map.of("region", "eu", "tier", "gold"));
             Answer a = get("/api/v1/pids/u1", VIEWER);
             assertThat(a.status()).as(a.text()).isEqualTo(200);
@@ -958,11 +961,12 @@ class HttpApiTest {
         void pids() {
             ModuleKey fin = ModuleKey.parse("fin#risk#scorer");
             ModuleKey ops = ModuleKey.parse("ops#chat#bot");
+            api.pids.add(new OperatorApi.PidView(new ReadModel.Pid(
+                    "u1", fin, PidAvailability.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, "")));
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidAvailability.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, ""));
-            api.pids.add(new OperatorApi.PidView("u2", fin, PidAvailability.COOLDOWN, 10, 0, null, null, ""));
-            api.pids.add(new OperatorApi.PidView(
-                    "u3", ops, PidAvailability.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, ""));
+                    new ReadModel.Pid("u2", fin, PidAvailability.COOLDOWN, 10, 0, null, null, "")));
+            api.pids.add(new OperatorApi.PidView(new ReadModel.Pid(
+                    "u3", ops, PidAvailability.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, "")));
         }
 
         @Test
