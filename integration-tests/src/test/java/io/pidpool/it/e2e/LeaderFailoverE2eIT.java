@@ -166,9 +166,9 @@ class LeaderFailoverE2eIT {
         Map<String, String> before = world.holders(A);
 
         List<String> added = E2eWorld.pids("big", 2_000);
-        List<Operation> ops = new ArrayList<>();
+        List<Operation<String>> ops = new ArrayList<>();
         for (int from = 0; from < added.size(); from += 500) {
-            ops.add(new Operation.Add(A, ServerLeaderUnderTest.specs(added.subList(from, from + 500))));
+            ops.add(new Operation.Add<>(A, ServerLeaderUnderTest.specs(added.subList(from, from + 500))));
         }
         ClusterMember old = world.leader.leader().orElseThrow();
         long killedEpoch = old.epoch().value();

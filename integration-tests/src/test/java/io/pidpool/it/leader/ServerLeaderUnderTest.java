@@ -187,7 +187,7 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     }
 
     /** Submits a batch through any live node (a follower if there is one) and returns its id. */
-    public BatchId submit(List<Operation> operations) {
+    public BatchId submit(List<Operation<String>> operations) {
         ClusterMember via =
                 nodes.stream().filter(n -> !n.isLeader()).findFirst().orElseGet(() -> nodes.get(0));
         return via.batches().submit(operations, "it");
@@ -224,18 +224,18 @@ public final class ServerLeaderUnderTest implements LeaderUnderTest {
     }
 
     /** The PID specs {@link #addPids} uses: password {@code pw-<pid>}, quota 100. */
-    public static List<PidSpec> specs(Collection<String> pids) {
+    public static List<PidSpec<String>> specs(Collection<String> pids) {
         return pids.stream()
-                .map(pid -> new PidSpec(pid, "pw-" + pid, 100, 0, Map.of()))
+                .map(pid -> new PidSpec<>(pid, "pw-" + pid, 100, 0, Map.of()))
                 .toList();
     }
 
     @Override
     public void addPids(ModuleKey module, Collection<String> pids) {
-        List<Operation> ops = new ArrayList<>();
-        List<PidSpec> specs = specs(pids);
+        List<Operation<String>> ops = new ArrayList<>();
+        List<PidSpec<String>> specs = specs(pids);
         for (int from = 0; from < specs.size(); from += 500) {
-            ops.add(new Operation.Add(module, specs.subList(from, Math.min(specs.size(), from + 500))));
+            ops.add(new Operation.Add<>(module, specs.subList(from, Math.min(specs.size(), from + 500))));
         }
         BatchId id = submit(ops);
         BatchRecord done = awaitBatch(id, Duration.ofSeconds(60));

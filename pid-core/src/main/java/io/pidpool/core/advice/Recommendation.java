@@ -46,8 +46,8 @@ public record Recommendation(
     }
 
     /** The operation that applies it: MIGRATE the PIDs to the target module. */
-    public Operation.Migrate toOperation() {
-        return new Operation.Migrate(pidIds, target.module());
+    public Operation.Migrate<String> toOperation() {
+        return new Operation.Migrate<>(pidIds, target.module());
     }
 
     /** Which module is short, which has slack, what moves and what it saves, in one paragraph. */

@@ -50,7 +50,7 @@ public record Recommendations(
     }
 
     /** One MIGRATE per recommendation, in order. */
-    public List<Operation> toOperations() {
+    public List<Operation<String>> toOperations() {
         return toOperations(Operation.MAX_PIDS);
     }
 
@@ -59,16 +59,16 @@ public record Recommendations(
      * recommendation reached, the last possibly cut short. What a throttled automatic application
      * submits; like every prefix of the moves, it never raises the projected cost.
      */
-    public List<Operation.Migrate> firstMoves(int maxMoves) {
+    public List<Operation.Migrate<String>> firstMoves(int maxMoves) {
         requireArgument(maxMoves >= 0, "maxMoves", "maxMoves must be >= 0, was %d", maxMoves);
-        List<Operation.Migrate> operations = new ArrayList<>();
+        List<Operation.Migrate<String>> operations = new ArrayList<>();
         int left = maxMoves;
         for (Recommendation r : recommendations) {
             if (left == 0) {
                 break;
             }
             List<String> ids = r.pidIds().subList(0, Math.min(left, r.pidIds().size()));
-            operations.add(new Operation.Migrate(ids, r.target().module()));
+            operations.add(new Operation.Migrate<>(ids, r.target().module()));
             left -= ids.size();
         }
         return operations;
@@ -80,18 +80,18 @@ public record Recommendations(
      * moves, and every such prefix lowers the projected cost: stopping part way (throttle, failure,
      * a new snapshot) never leaves the cluster worse off than before.
      */
-    public List<Operation> toOperations(int maxPidsPerOperation) {
+    public List<Operation<String>> toOperations(int maxPidsPerOperation) {
         requireArgument(
                 maxPidsPerOperation >= 1 && maxPidsPerOperation <= Operation.MAX_PIDS,
                 "maxPidsPerOperation",
                 "maxPidsPerOperation must be within 1..%d, was %d",
                 Operation.MAX_PIDS,
                 maxPidsPerOperation);
-        List<Operation> operations = new ArrayList<>();
+        List<Operation<String>> operations = new ArrayList<>();
         for (Recommendation r : recommendations) {
             List<String> ids = r.pidIds();
             for (int from = 0; from < ids.size(); from += maxPidsPerOperation) {
-                operations.add(new Operation.Migrate(
+                operations.add(new Operation.Migrate<>(
                         ids.subList(from, Math.min(ids.size(), from + maxPidsPerOperation)),
                         r.target().module()));
             }

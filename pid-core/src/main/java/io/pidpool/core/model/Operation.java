@@ -5,9 +5,17 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import java.util.HashSet;
 import java.util.List;
+import java.util.function.Function;
 
-/** One operator request inside a batch. Each variant validates itself on construction. */
-public sealed interface Operation {
+/**
+ * One operator request inside a batch. Each variant validates itself on construction; these are the
+ * only checks of an operation's shape, whatever form its secrets take.
+ *
+ * @param <S> the form of the account passwords in ADD and UPDATE: {@code String} (plain, as an
+ *     operator submits it; never logged, see {@link PidSpec#toString()}) or {@link SealedSecret} (as
+ *     the operation log stores it). The other kinds carry no secret and take either form.
+ */
+public sealed interface Operation<S> {
     /** The most PIDs one operation may name; larger requests are split by the caller. */
     int MAX_PIDS = 10_000;
 
@@ -16,13 +24,23 @@ public sealed interface Operation {
     /** The PID ids this operation touches (empty for {@link SetServers}). */
     List<String> pidIds();
 
-    record Add(ModuleKey module, List<PidSpec> pids) implements Operation {
+    /** The accounts an ADD or UPDATE describes, in order; empty for the other kinds. */
+    default List<PidSpec<S>> specs() {
+        return List.of();
+    }
+
+    /** This operation with every secret passed through {@code convert} (e.g. sealed); all else stays. */
+    <T> Operation<T> withSecrets(Function<? super S, ? extends T> convert);
+
+    record Add<S>(ModuleKey module, List<PidSpec<S>> pids) implements Operation<S> {
         public Add {
             requireNonNull(module, "module");
             pids = List.copyOf(requireNonNull(pids, "pids"));
             requireIdList(pids.stream().map(PidSpec::id).toList());
-            for (PidSpec p : pids) {
-                requireArgument(p.secret() != null, "pids.secret", "secret of %s is required to add it", p.id());
+            for (int i = 0; i < pids.size(); i++) {
+                PidSpec<S> p = pids.get(i);
+                requireArgument(
+                        p.secret() != null, "pids[" + i + "].secret", "secret of %s is required to add it", p.id());
             }
         }
 
@@ -35,13 +53,23 @@ public sealed interface Operation {
         public List<String> pidIds() {
             return pids.stream().map(PidSpec::id).toList();
         }
+
+        @Override
+        public List<PidSpec<S>> specs() {
+            return pids;
+        }
+
+        @Override
+        public <T> Add<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new Add<>(module, PidSpec.withSecrets(pids, convert));
+        }
     }
 
     /**
      * Replaces quota, allowance, attributes and (when given) the secret of existing PIDs; a spec
      * without a secret keeps the stored one. The module stays.
      */
-    record Update(List<PidSpec> pids) implements Operation {
+    record Update<S>(List<PidSpec<S>> pids) implements Operation<S> {
         public Update {
             pids = List.copyOf(requireNonNull(pids, "pids"));
             requireIdList(pids.stream().map(PidSpec::id).toList());
@@ -56,9 +84,19 @@ public sealed interface Operation {
         public List<String> pidIds() {
             return pids.stream().map(PidSpec::id).toList();
         }
+
+        @Override
+        public List<PidSpec<S>> specs() {
+            return pids;
+        }
+
+        @Override
+        public <T> Update<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new Update<>(PidSpec.withSecrets(pids, convert));
+        }
     }
 
-    record Delete(List<String> pidIds) implements Operation {
+    record Delete<S>(List<String> pidIds) implements Operation<S> {
         public Delete {
             pidIds = validIds(pidIds);
         }
@@ -67,9 +105,14 @@ public sealed interface Operation {
         public OperationType type() {
             return OperationType.DELETE;
         }
+
+        @Override
+        public <T> Delete<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new Delete<>(pidIds);
+        }
     }
 
-    record Migrate(List<String> pidIds, ModuleKey to) implements Operation {
+    record Migrate<S>(List<String> pidIds, ModuleKey to) implements Operation<S> {
         public Migrate {
             pidIds = validIds(pidIds);
             requireNonNull(to, "to");
@@ -79,9 +122,14 @@ public sealed interface Operation {
         public OperationType type() {
             return OperationType.MIGRATE;
         }
+
+        @Override
+        public <T> Migrate<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new Migrate<>(pidIds, to);
+        }
     }
 
-    record ResetQuota(List<String> pidIds) implements Operation {
+    record ResetQuota<S>(List<String> pidIds) implements Operation<S> {
         public ResetQuota {
             pidIds = validIds(pidIds);
         }
@@ -90,14 +138,19 @@ public sealed interface Operation {
         public OperationType type() {
             return OperationType.RESET_QUOTA;
         }
+
+        @Override
+        public <T> ResetQuota<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new ResetQuota<>(pidIds);
+        }
     }
 
     /**
      * Sets a module's server count, demand and rebalance delay ({@code null}: the server's default),
      * creating the module if needed.
      */
-    record SetServers(ModuleKey module, int servers, long monthlyDemand, java.time.Duration rebalanceDelay)
-            implements Operation {
+    record SetServers<S>(ModuleKey module, int servers, long monthlyDemand, java.time.Duration rebalanceDelay)
+            implements Operation<S> {
         public SetServers {
             requireNonNull(module, "module");
             ModuleConfig.of(module, servers); // same bounds as the config itself
@@ -119,6 +172,11 @@ public sealed interface Operation {
         public List<String> pidIds() {
             return List.of();
         }
+
+        @Override
+        public <T> SetServers<T> withSecrets(Function<? super S, ? extends T> convert) {
+            return new SetServers<>(module, servers, monthlyDemand, rebalanceDelay);
+        }
     }
 
     private static List<String> validIds(List<String> ids) {
@@ -128,11 +186,8 @@ public sealed interface Operation {
         return copy;
     }
 
-    /**
-     * The rules every kind applies to the PID ids it names: 1..{@link #MAX_PIDS} of them, none twice.
-     * Shared with the stored form of operations ({@code SealedOperation}).
-     */
-    static void requireIdList(List<String> ids) {
+    /** The rules every kind applies to the PID ids it names: 1..{@link #MAX_PIDS} of them, none twice. */
+    private static void requireIdList(List<String> ids) {
         requireArgument(
                 !ids.isEmpty() && ids.size() <= MAX_PIDS,
                 "pids",

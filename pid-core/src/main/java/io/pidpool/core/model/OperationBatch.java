@@ -15,7 +15,7 @@ import java.util.List;
  */
 public record OperationBatch(
         BatchId id,
-        List<Operation> operations,
+        List<Operation<String>> operations,
         BatchStatus status,
         String requestedBy,
         Instant createdAt,
@@ -26,24 +26,36 @@ public record OperationBatch(
 
     public OperationBatch {
         requireNonNull(id, "id");
-        operations = List.copyOf(requireNonNull(operations, "operations"));
-        requireArgument(!operations.isEmpty(), "operations", "a batch needs at least one operation");
+        operations = requireOperations(operations);
         requireNonNull(status, "status");
         requireNonNull(requestedBy, "requestedBy");
         requireNonNull(createdAt, "createdAt");
         results = results == null ? List.of() : List.copyOf(results);
-        int total = operations.stream().mapToInt(op -> op.pidIds().size()).sum();
+    }
+
+    /**
+     * The rules of a batch's operations, whatever form their secrets take (also for the stored form):
+     * at least one, at most {@link #MAX_PIDS} PIDs named in all, no PID in two operations.
+     *
+     * @return an immutable copy
+     */
+    public static <O extends Operation<?>> List<O> requireOperations(List<O> operations) {
+        List<O> copy = List.copyOf(requireNonNull(operations, "operations"));
+        requireArgument(!copy.isEmpty(), "operations", "a batch needs at least one operation");
+        int total = copy.stream().mapToInt(op -> op.pidIds().size()).sum();
         requireArgument(total <= MAX_PIDS, "operations", "a batch names at most %d PIDs, got %d", MAX_PIDS, total);
         var seen = new HashSet<String>();
-        for (Operation op : operations) {
+        for (O op : copy) {
             for (String pid : op.pidIds()) {
                 requireArgument(
                         seen.add(pid), "operations", "PID %s appears in more than one operation of the batch", pid);
             }
         }
+        return copy;
     }
 
-    public static OperationBatch pending(BatchId id, List<Operation> operations, String requestedBy, Instant now) {
+    public static OperationBatch pending(
+            BatchId id, List<Operation<String>> operations, String requestedBy, Instant now) {
         return new OperationBatch(id, operations, BatchStatus.PENDING, requestedBy, now, List.of());
     }
 

@@ -48,6 +48,35 @@ public record PidRecord(
         return monthlyQuota + overageAllowance;
     }
 
+    /** The new, active account an ADD's {@code spec} describes in {@code module}. */
+    public static PidRecord added(PidSpec<SealedSecret> spec, ModuleKey module) {
+        requireNonNull(spec.secret(), "pids.secret");
+        return new PidRecord(
+                spec.id(),
+                module,
+                spec.monthlyQuota(),
+                spec.overageAllowance(),
+                PidAvailability.ACTIVE,
+                spec.secret(),
+                spec.attributes());
+    }
+
+    /**
+     * This account with an UPDATE's {@code spec} applied: its secret (when it has one; else this
+     * one), quotas and attributes. Module and status stay.
+     */
+    public PidRecord updatedBy(PidSpec<SealedSecret> spec) {
+        requireArgument(spec.id().equals(id), "pids.id", "spec %s cannot update PID %s", spec.id(), id);
+        return new PidRecord(
+                id,
+                module,
+                spec.monthlyQuota(),
+                spec.overageAllowance(),
+                status,
+                spec.secret() == null ? secret : spec.secret(),
+                spec.attributes());
+    }
+
     public PidRecord withModule(ModuleKey newModule) {
         return new PidRecord(id, newModule, monthlyQuota, overageAllowance, status, secret, attributes);
     }

@@ -6,12 +6,13 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.SealedSecret;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.function.Function;
 
@@ -23,7 +24,7 @@ import java.util.function.Function;
  */
 public record BatchRecord(
         BatchId id,
-        List<SealedOperation> operations,
+        List<Operation<SealedSecret>> operations,
         BatchStatus status,
         String requestedBy,
         Instant createdAt,
@@ -33,8 +34,8 @@ public record BatchRecord(
 
     public BatchRecord {
         requireNonNull(id, "id");
-        operations = List.copyOf(requireNonNull(operations, "operations"));
-        requireArgument(!operations.isEmpty(), "operations", "a batch needs at least one operation");
+        operations = OperationBatch.requireOperations(operations);
+        operations.forEach(BatchRecord::requireStorable);
         requireNonNull(status, "status");
         requireNonNull(requestedBy, "requestedBy");
         requireArgument(
@@ -46,24 +47,21 @@ public record BatchRecord(
         updatedAt = StorageLimits.stored(requireNonNull(updatedAt, "updatedAt"));
         requireNonNull(epoch, "epoch");
         results = results(status, operations.size(), results);
-        int total = operations.stream().mapToInt(op -> op.pidIds().size()).sum();
-        requireArgument(
-                total <= OperationBatch.MAX_PIDS,
-                "operations",
-                "a batch names at most %d PIDs, got %d",
-                OperationBatch.MAX_PIDS,
-                total);
-        var seen = new HashSet<String>();
-        for (SealedOperation op : operations) {
-            for (String pid : op.pidIds()) {
-                requireArgument(
-                        seen.add(pid), "operations", "PID %s appears in more than one operation of the batch", pid);
+    }
+
+    /** What the store adds to the operation's own rules: sealed secrets and attributes that fit it. */
+    private static void requireStorable(Operation<SealedSecret> operation) {
+        for (PidSpec<SealedSecret> spec : operation.specs()) {
+            if (spec.secret() != null) {
+                StorageLimits.requireSecret(spec.secret(), "pids.secret");
             }
+            StorageLimits.requireAttributes(spec.attributes(), "pids.attributes");
         }
     }
 
     /** A new pending batch. */
-    public static BatchRecord pending(BatchId id, List<SealedOperation> operations, String requestedBy, Instant now) {
+    public static BatchRecord pending(
+            BatchId id, List<Operation<SealedSecret>> operations, String requestedBy, Instant now) {
         return new BatchRecord(id, operations, BatchStatus.PENDING, requestedBy, now, now, Epoch.NONE, List.of());
     }
 
@@ -77,7 +75,7 @@ public record BatchRecord(
         return pending(
                 batch.id(),
                 batch.operations().stream()
-                        .map(op -> SealedOperation.seal(op, sealer))
+                        .map(op -> op.<SealedSecret>withSecrets(sealer))
                         .toList(),
                 batch.requestedBy(),
                 batch.createdAt());

@@ -20,13 +20,13 @@ class RecommendationPrefixProperties {
         RecommenderProperties.Case c = RecommenderProperties.randomCase(seed);
         Recommendations result = c.recommend();
         int budget = new Random(seed ^ 0x5DEECE66DL).nextInt(result.moves() + 2);
-        List<Operation.Migrate> operations = result.firstMoves(budget);
+        List<Operation.Migrate<String>> operations = result.firstMoves(budget);
 
         int moved = operations.stream().mapToInt(op -> op.pidIds().size()).sum();
         assertThat(moved).isEqualTo(Math.min(budget, result.moves()));
         UsageSnapshot state = c.snapshot();
         BigDecimal before = c.costOf(state);
-        for (Operation.Migrate op : operations) {
+        for (Operation.Migrate<String> op : operations) {
             state = RecommenderProperties.migrate(state, op.pidIds(), op.to());
         }
         BigDecimal after = c.costOf(state);

@@ -88,11 +88,11 @@ class RecommenderTest {
         assertThat(result.recommendations()).hasSize(1);
         assertThat(result.recommendations().get(0).pidIds()).containsExactly("slack-0", "slack-1", "slack-2");
         assertThat(result.toOperations())
-                .containsExactly(new Operation.Migrate(List.of("slack-0", "slack-1", "slack-2"), key("short")));
+                .containsExactly(new Operation.Migrate<>(List.of("slack-0", "slack-1", "slack-2"), key("short")));
         assertThat(result.toOperations(2))
                 .containsExactly(
-                        new Operation.Migrate(List.of("slack-0", "slack-1"), key("short")),
-                        new Operation.Migrate(List.of("slack-2"), key("short")));
+                        new Operation.Migrate<>(List.of("slack-0", "slack-1"), key("short")),
+                        new Operation.Migrate<>(List.of("slack-2"), key("short")));
         assertThat(result.moves()).isEqualTo(3);
         assertThatThrownBy(() -> result.toOperations(0)).isInstanceOf(PidPoolException.class);
     }

@@ -16,8 +16,6 @@ import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
-import io.pidpool.core.port.SealedOperation;
-import io.pidpool.core.port.SealedPidSpec;
 import io.pidpool.core.port.StorageLimits;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -38,26 +36,24 @@ public abstract class OperationLogContract extends RepositoryContract {
     }
 
     private BatchRecord everyKind(long id) {
-        var ops = List.<Operation>of(
-                new Operation.Add(
+        var ops = List.<Operation<String>>of(
+                new Operation.Add<>(
                         FIN,
                         List.of(
-                                new PidSpec("a1", "pw-one", 100, 5, Map.of("region", "east")),
-                                new PidSpec("a2", "pw-two", 0, 0, Map.of()))),
-                new Operation.Update(List.of(new PidSpec("u1", "new-pw", 300, 0, Map.of("k", "v=1&2")))),
-                new Operation.Delete(List.of("d1", "d2")),
-                new Operation.Migrate(List.of("m1"), OPS),
-                new Operation.ResetQuota(List.of("r1", "r2", "r3")),
-                new Operation.SetServers(ModuleKey.parse("hr#pay#roll"), 5, 70_000));
+                                new PidSpec<>("a1", "pw-one", 100, 5, Map.of("region", "east")),
+                                new PidSpec<>("a2", "pw-two", 0, 0, Map.of()))),
+                new Operation.Update<>(List.of(new PidSpec<>("u1", "new-pw", 300, 0, Map.of("k", "v=1&2")))),
+                new Operation.Delete<>(List.of("d1", "d2")),
+                new Operation.Migrate<>(List.of("m1"), OPS),
+                new Operation.ResetQuota<>(List.of("r1", "r2", "r3")),
+                new Operation.SetServers<>(ModuleKey.parse("hr#pay#roll"), 5, 70_000));
         return BatchRecord.pending(OperationBatch.pending(new BatchId(id), ops, "alice", clock.instant()), SEALER);
     }
 
     private BatchRecord simple(long id) {
         return BatchRecord.pending(
                 new BatchId(id),
-                List.of(
-                        new SealedOperation.Delete(List.of("x" + id)),
-                        new SealedOperation.ResetQuota(List.of("y" + id))),
+                List.of(new Operation.Delete<>(List.of("x" + id)), new Operation.ResetQuota<>(List.of("y" + id))),
                 "bob",
                 clock.instant());
     }
@@ -75,9 +71,9 @@ public abstract class OperationLogContract extends RepositoryContract {
         BatchRecord stored = log().find(new BatchId(1001)).orElseThrow();
         assertThat(stored).isEqualTo(batch);
         assertThat(stored.createdAt()).isEqualTo(Instant.parse("2025-07-09T08:00:00.123Z"));
-        var add = (SealedOperation.Add) stored.operations().get(0);
+        var add = (Operation.Add<SealedSecret>) stored.operations().get(0);
         assertThat(add.pids())
-                .extracting(SealedPidSpec::secret)
+                .extracting(PidSpec<SealedSecret>::secret)
                 .containsExactly(SEALER.apply("pw-one"), SEALER.apply("pw-two"));
         assertThat(log().find(new BatchId(1002))).isEmpty();
     }

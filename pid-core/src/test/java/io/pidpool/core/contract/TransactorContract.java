@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
-import io.pidpool.core.port.SealedOperation;
 import io.pidpool.core.port.Transactor;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,7 +18,7 @@ public abstract class TransactorContract extends RepositoryContract {
 
     private BatchRecord batch(long id) {
         return BatchRecord.pending(
-                new BatchId(id), List.of(new SealedOperation.Delete(List.of("u" + id))), "alice", clock.instant());
+                new BatchId(id), List.of(new Operation.Delete<>(List.of("u" + id))), "alice", clock.instant());
     }
 
     private AuditEntry audit(long id) {

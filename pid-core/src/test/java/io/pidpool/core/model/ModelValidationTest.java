@@ -51,34 +51,54 @@ class ModelValidationTest {
 
     @Test
     void quotasMustBeSane() {
-        assertThatThrownBy(() -> new PidSpec("u1", "pw", -1, 0, Map.of()))
+        assertThatThrownBy(() -> new PidSpec<>("u1", "pw", -1, 0, Map.of()))
                 .hasMessageContaining("monthlyQuota of u1 must be within");
-        assertThatThrownBy(() -> new PidSpec("u1", "pw", PidRecord.MAX_MONTHLY_QUOTA + 1, 0, Map.of()))
+        assertThatThrownBy(() -> new PidSpec<>("u1", "pw", PidRecord.MAX_MONTHLY_QUOTA + 1, 0, Map.of()))
                 .isInstanceOf(PidPoolException.class);
     }
 
     @Test
     void secretsNeverPrint() {
-        assertThat(new PidSpec("u1", "hunter2", 10, 0, Map.of()).toString()).doesNotContain("hunter2");
+        assertThat(new PidSpec<>("u1", "hunter2", 10, 0, Map.of()).toString()).doesNotContain("hunter2");
         assertThat(new SealedSecret("k1", new byte[] {1, 2, 3}).toString()).isEqualTo("SealedSecret[keyId=k1]");
         SealedSecret s = new SealedSecret("k1", new byte[] {1, 2, 3});
         assertThat(SealedSecret.decode(s.encode())).isEqualTo(s);
     }
 
     @Test
+    void anAddNamesTheSpecWithoutASecret() {
+        var specs = List.of(
+                new PidSpec<String>("u1", "pw", 10, 0, Map.of()), new PidSpec<String>("u2", null, 10, 0, Map.of()));
+        assertThatThrownBy(() -> new Operation.Add<>(MODULE, specs))
+                .isInstanceOfSatisfying(io.pidpool.core.error.PidPoolException.class, e -> assertThat(e.field())
+                        .isEqualTo("pids[1].secret"));
+        assertThat(new Operation.Update<>(specs).pidIds()).containsExactly("u1", "u2");
+    }
+
+    @Test
+    void sealingKeepsEverythingButTheSecretsForm() {
+        var add = new Operation.Add<>(MODULE, List.of(new PidSpec<>("u1", "pw", 10, 2, Map.of("k", "v"))));
+        Operation<Integer> sealed = add.withSecrets(String::length);
+        assertThat(sealed)
+                .isEqualTo(new Operation.Add<>(MODULE, List.of(new PidSpec<>("u1", 2, 10, 2, Map.of("k", "v")))));
+        assertThat(sealed.toString()).doesNotContain("pw");
+        assertThat(add.toString()).doesNotContain("pw");
+    }
+
+    @Test
     void aBatchRejectsDuplicatesAcrossOperations() {
-        var add = new Operation.Add(MODULE, List.of(new PidSpec("u1", "pw", 10, 0, Map.of())));
-        var reset = new Operation.ResetQuota(List.of("u1"));
+        var add = new Operation.Add<String>(MODULE, List.of(new PidSpec<>("u1", "pw", 10, 0, Map.of())));
+        var reset = new Operation.ResetQuota<String>(List.of("u1"));
         assertThatThrownBy(() -> OperationBatch.pending(new BatchId(1), List.of(add, reset), "op", Instant.EPOCH))
                 .hasMessage("PID u1 appears in more than one operation of the batch");
-        assertThatThrownBy(() -> new Operation.Delete(List.of("u1", "u1")))
+        assertThatThrownBy(() -> new Operation.Delete<>(List.of("u1", "u1")))
                 .hasMessage("PID u1 appears twice in one operation");
     }
 
     @Test
     void batchStatusMovesForwardOnly() {
         var batch = OperationBatch.pending(
-                new BatchId(1), List.of(new Operation.Delete(List.of("u1"))), "op", Instant.EPOCH);
+                new BatchId(1), List.of(new Operation.Delete<>(List.of("u1"))), "op", Instant.EPOCH);
         var dealing = batch.withStatus(BatchStatus.DEALING, List.of());
         var dealed = dealing.withStatus(BatchStatus.DEALED, List.of(OperationResult.ok(0)));
         assertThat(dealed.status()).isEqualTo(BatchStatus.DEALED);

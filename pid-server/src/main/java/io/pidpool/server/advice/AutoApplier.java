@@ -123,8 +123,8 @@ final class AutoApplier {
             log.debug("auto-apply throttled: {} moves since {}", movedInWindow, windowStart);
             return Optional.empty();
         }
-        List<Operation.Migrate> migrations = recommendations.firstMoves(budget);
-        List<Operation> operations = List.copyOf(migrations);
+        List<Operation.Migrate<String>> migrations = recommendations.firstMoves(budget);
+        List<Operation<String>> operations = List.copyOf(migrations);
         int moves = migrations.stream().mapToInt(op -> op.pidIds().size()).sum();
         StringBuilder detail = new StringBuilder();
         for (int i = 0; i < migrations.size(); i++) {

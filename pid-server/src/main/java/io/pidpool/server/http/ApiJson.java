@@ -17,11 +17,12 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.OperationType;
+import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
-import io.pidpool.core.port.SealedOperation;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -29,7 +30,7 @@ import java.util.stream.IntStream;
 
 /**
  * The JSON shapes of the API and the one {@link ObjectMapper} that reads and writes them. Responses
- * are built from these records only, so not even a sealed secret (inside {@code SealedOperation.Add})
+ * are built from these records only, so not even a sealed secret (inside {@code Operation.Add<SealedSecret>})
  * is ever serialized.
  */
 final class ApiJson {
@@ -82,15 +83,15 @@ final class ApiJson {
             Long monthlyDemand,
             Long rebalanceDelayMs) {
 
-        static OperationView of(int index, SealedOperation op) {
+        static OperationView of(int index, Operation<SealedSecret> op) {
             // Java 17: no pattern switch yet; the sealed hierarchy is small
-            if (op instanceof SealedOperation.Add add) {
+            if (op instanceof Operation.Add<SealedSecret> add) {
                 return new OperationView(index, op.type(), add.module(), null, op.pidIds(), null, null, null);
             }
-            if (op instanceof SealedOperation.Migrate migrate) {
+            if (op instanceof Operation.Migrate<SealedSecret> migrate) {
                 return new OperationView(index, op.type(), null, migrate.to(), op.pidIds(), null, null, null);
             }
-            if (op instanceof SealedOperation.SetServers set) {
+            if (op instanceof Operation.SetServers<SealedSecret> set) {
                 return new OperationView(
                         index,
                         op.type(),
@@ -118,7 +119,7 @@ final class ApiJson {
             List<OperationResult> results) {
 
         static Batch of(BatchRecord batch) {
-            List<SealedOperation> ops = batch.operations();
+            List<Operation<SealedSecret>> ops = batch.operations();
             return new Batch(
                     batch.id().toString(),
                     batch.status(),
@@ -138,7 +139,7 @@ final class ApiJson {
     /** One operation of a batch in a list: its type, module(s) and how many PIDs it names. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record OperationSummary(OperationType type, ModuleKey module, ModuleKey to, int pids, Integer servers) {
-        static OperationSummary of(SealedOperation op) {
+        static OperationSummary of(Operation<SealedSecret> op) {
             OperationView v = OperationView.of(0, op);
             return new OperationSummary(
                     v.type(), v.module(), v.to(), op.pidIds().size(), v.servers());

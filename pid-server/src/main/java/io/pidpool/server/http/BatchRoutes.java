@@ -6,11 +6,9 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.Operation;
-import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.Role.Access;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 
@@ -43,7 +41,7 @@ final class BatchRoutes implements ApiRoutes {
             String header = ctx.header(IdempotencyKey.FIELD);
             IdempotencyKey key = header == null ? null : new IdempotencyKey(header);
             JsonNode body = routes.readJson(ctx);
-            List<Operation> ops = RequestParser.batch(body);
+            List<Operation<String>> ops = RequestParser.batch(body);
             submitAndAnswer(ctx, ops, wait, key, key == null ? null : RequestFingerprint.of(body));
         });
         routes.get("/api/v1/batches", Access.READ, ctx -> {
@@ -93,15 +91,15 @@ final class BatchRoutes implements ApiRoutes {
         return new WaitSpec(waiting, duration);
     }
 
-    void submitAndAnswer(Context ctx, List<Operation> ops, WaitSpec wait) {
+    void submitAndAnswer(Context ctx, List<Operation<String>> ops, WaitSpec wait) {
         submitAndAnswer(ctx, ops, wait, null, null);
     }
 
     /** With an idempotency key ({@code null}: none) and the request's fingerprint. */
-    void submitAndAnswer(Context ctx, List<Operation> ops, WaitSpec wait, IdempotencyKey key, String fingerprint) {
+    void submitAndAnswer(
+            Context ctx, List<Operation<String>> ops, WaitSpec wait, IdempotencyKey key, String fingerprint) {
         Principal principal = Routes.principal(ctx);
-        // the batch-wide rules (total PIDs, a PID in two operations) before anything is recorded
-        OperationBatch.pending(new BatchId(0), ops, principal.name(), Instant.EPOCH);
+        // the batch-wide rules (OperationBatch) are checked by the submit, before anything is recorded
         BatchId id =
                 key == null ? api.submit(ops, principal.name()) : api.submit(ops, principal.name(), key, fingerprint);
         ctx.header("Location", "/api/v1/batches/" + id);

@@ -30,7 +30,7 @@ final class ModuleRoutes implements ApiRoutes {
         routes.put("/api/v1/modules/{module}", Access.WRITE, ctx -> {
             ModuleKey module = Params.moduleKey(ctx.pathParam("module"), "module");
             BatchRoutes.WaitSpec wait = BatchRoutes.waitSpec(ctx);
-            Operation op = RequestParser.moduleSettings(module, routes.readJson(ctx));
+            Operation<String> op = RequestParser.moduleSettings(module, routes.readJson(ctx));
             batches.submitAndAnswer(ctx, List.of(op), wait);
         });
     }

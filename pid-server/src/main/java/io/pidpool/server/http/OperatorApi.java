@@ -1,5 +1,6 @@
 package io.pidpool.server.http;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.IdempotencyKey;
@@ -10,6 +11,7 @@ import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchRecord;
+import io.pidpool.server.leader.ReadModel;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -37,14 +39,15 @@ public interface OperatorApi {
      *
      * @param requestedBy who asked (the token's name), for the audit trail
      */
-    BatchId submit(List<Operation> operations, String requestedBy);
+    BatchId submit(List<Operation<String>> operations, String requestedBy);
 
     /**
      * {@link #submit(List, String)} under the principal's idempotency key: the same key with the same
      * {@code fingerprint} answers the batch the key made first (nothing new is recorded), another
      * fingerprint is {@code CONFLICT} on {@code Idempotency-Key} (docs/http-api.md).
      */
-    default BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+    default BatchId submit(
+            List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
         throw io.pidpool.core.error.PidPoolException.illegalState("idempotency keys are not supported here");
     }
 
@@ -156,66 +159,34 @@ public interface OperatorApi {
     record InstanceView(InstanceId instance, String host, int weight, boolean live, int held, int pending) {}
 
     /**
-     * @param instance the holder, or {@code null} when unassigned
-     * @param nodeState the state of its ZooKeeper node, or {@code null} when unassigned
-     * @param error the SDK's error report in the node, empty if none
+     * A PID as the list shows it: the read model's fields (flat in JSON: {@code id}, {@code module},
+     * {@code status}, quotas, {@code instance}, {@code nodeState}, {@code error}) and its usage.
+     *
      * @param used commands used this month (the usage ledger, as far as synced from Redis)
      */
-    record PidView(
-            String id,
-            ModuleKey module,
-            PidAvailability status,
-            long monthlyQuota,
-            long overageAllowance,
-            InstanceId instance,
-            PidState nodeState,
-            String error,
-            long used) {
+    record PidView(@JsonUnwrapped ReadModel.Pid pid, long used) {
+        public PidView {
+            java.util.Objects.requireNonNull(pid, "pid");
+        }
+
         /** Without a usage figure. */
-        public PidView(
-                String id,
-                ModuleKey module,
-                PidAvailability status,
-                long monthlyQuota,
-                long overageAllowance,
-                InstanceId instance,
-                PidState nodeState,
-                String error) {
-            this(id, module, status, monthlyQuota, overageAllowance, instance, nodeState, error, 0);
+        public PidView(ReadModel.Pid pid) {
+            this(pid, 0);
         }
     }
 
     /**
-     * One PID as {@code GET /api/v1/pids/{id}} shows it: the list's fields and its attributes. There
-     * is deliberately no field for the password, sealed or not.
+     * One PID as {@code GET /api/v1/pids/{id}} shows it: the list's fields (flat in JSON) and its
+     * attributes. There is deliberately no field for the password, sealed or not.
      */
-    record PidDetail(
-            String id,
-            ModuleKey module,
-            PidAvailability status,
-            long monthlyQuota,
-            long overageAllowance,
-            InstanceId instance,
-            PidState nodeState,
-            String error,
-            long used,
-            java.util.Map<String, String> attributes) {
+    record PidDetail(@JsonUnwrapped PidView pid, java.util.Map<String, String> attributes) {
         public PidDetail {
+            java.util.Objects.requireNonNull(pid, "pid");
             attributes = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(attributes)); // sorted
         }
 
         public static PidDetail of(PidView view, java.util.Map<String, String> attributes) {
-            return new PidDetail(
-                    view.id(),
-                    view.module(),
-                    view.status(),
-                    view.monthlyQuota(),
-                    view.overageAllowance(),
-                    view.instance(),
-                    view.nodeState(),
-                    view.error(),
-                    view.used(),
-                    attributes);
+            return new PidDetail(view, attributes);
         }
     }
 

@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  * of a {@code secret} into a message. Stateless.
  */
 final class RequestParser {
-    /** Operations per batch; the core separately limits the PIDs a batch names. */
+    /** Operations per request: the HTTP API's own limit; the core's batch rules are in OperationBatch. */
     static final int MAX_OPERATIONS = 1000;
 
     private static final Set<String> PID_SPEC_FIELDS =
@@ -31,7 +31,7 @@ final class RequestParser {
     private RequestParser() {}
 
     /** {@code {"operations":[...]}} of {@code POST /api/v1/batches}. */
-    static List<Operation> batch(JsonNode body) {
+    static List<Operation<String>> batch(JsonNode body) {
         requireObject(body, "", "the request body");
         requireOnly(body, Set.of("operations"), "");
         JsonNode ops = body.get("operations");
@@ -41,11 +41,12 @@ final class RequestParser {
         if (!ops.isArray()) {
             throw PidPoolException.invalid("operations", "operations must be a list");
         }
-        if (ops.isEmpty() || ops.size() > MAX_OPERATIONS) {
+        if (ops.size() > MAX_OPERATIONS) {
+            // before parsing them: bounds the work of a request (an empty batch is the core's rule)
             throw PidPoolException.invalid(
                     "operations", "a batch holds 1..%d operations, got %d", MAX_OPERATIONS, ops.size());
         }
-        List<Operation> result = new ArrayList<>(ops.size());
+        List<Operation<String>> result = new ArrayList<>(ops.size());
         for (int i = 0; i < ops.size(); i++) {
             result.add(operation(ops.get(i), "operations[" + i + "]"));
         }
@@ -56,13 +57,13 @@ final class RequestParser {
      * {@code {"servers":4,"monthlyDemand":200000,"rebalanceDelayMs":30000}} of {@code PUT
      * /api/v1/modules/{module}}; an absent or null {@code rebalanceDelayMs} is the server's default.
      */
-    static Operation.SetServers moduleSettings(ModuleKey module, JsonNode body) {
+    static Operation.SetServers<String> moduleSettings(ModuleKey module, JsonNode body) {
         requireObject(body, "", "the request body");
         requireOnly(body, MODULE_SETTINGS_FIELDS, "");
         int servers = requiredInt(body, "servers", "");
         long demand = optionalLong(body, "monthlyDemand", "", 0);
         java.time.Duration delay = rebalanceDelay(body, "");
-        return at("", () -> new Operation.SetServers(module, servers, demand, delay));
+        return at("", () -> new Operation.SetServers<>(module, servers, demand, delay));
     }
 
     private static java.time.Duration rebalanceDelay(JsonNode node, String at) {
@@ -72,36 +73,36 @@ final class RequestParser {
                 : java.time.Duration.ofMillis(integral(value, join(at, "rebalanceDelayMs")));
     }
 
-    private static Operation operation(JsonNode op, String at) {
+    private static Operation<String> operation(JsonNode op, String at) {
         requireObject(op, at, at);
         OperationType type = type(op, at);
         return switch (type) {
             case ADD -> {
                 requireOnly(op, Set.of("type", "module", "pids"), at);
                 ModuleKey module = moduleKey(op, "module", at);
-                List<PidSpec> specs = pidSpecs(op, at, true);
-                yield at(at, () -> new Operation.Add(module, specs));
+                List<PidSpec<String>> specs = pidSpecs(op, at);
+                yield at(at, () -> new Operation.Add<>(module, specs));
             }
             case UPDATE -> {
                 requireOnly(op, Set.of("type", "pids"), at);
-                List<PidSpec> specs = pidSpecs(op, at, false);
-                yield at(at, () -> new Operation.Update(specs));
+                List<PidSpec<String>> specs = pidSpecs(op, at);
+                yield at(at, () -> new Operation.Update<>(specs));
             }
             case DELETE -> {
                 requireOnly(op, Set.of("type", "pids"), at);
                 List<String> ids = pidIds(op, at);
-                yield at(at, () -> new Operation.Delete(ids));
+                yield at(at, () -> new Operation.Delete<>(ids));
             }
             case MIGRATE -> {
                 requireOnly(op, Set.of("type", "pids", "to"), at);
                 List<String> ids = pidIds(op, at);
                 ModuleKey to = moduleKey(op, "to", at);
-                yield at(at, () -> new Operation.Migrate(ids, to));
+                yield at(at, () -> new Operation.Migrate<>(ids, to));
             }
             case RESET_QUOTA -> {
                 requireOnly(op, Set.of("type", "pids"), at);
                 List<String> ids = pidIds(op, at);
-                yield at(at, () -> new Operation.ResetQuota(ids));
+                yield at(at, () -> new Operation.ResetQuota<>(ids));
             }
             case SET_SERVERS -> {
                 requireOnly(op, Set.of("type", "module", "servers", "monthlyDemand", "rebalanceDelayMs"), at);
@@ -109,7 +110,7 @@ final class RequestParser {
                 int servers = requiredInt(op, "servers", at);
                 long demand = optionalLong(op, "monthlyDemand", at, 0);
                 java.time.Duration delay = rebalanceDelay(op, at);
-                yield at(at, () -> new Operation.SetServers(module, servers, demand, delay));
+                yield at(at, () -> new Operation.SetServers<>(module, servers, demand, delay));
             }
         };
     }
@@ -141,21 +142,21 @@ final class RequestParser {
         }
     }
 
-    /** @param secretRequired ADD needs a password; an UPDATE without one keeps the stored one */
-    private static List<PidSpec> pidSpecs(JsonNode op, String at, boolean secretRequired) {
+    /** The specs of an ADD or UPDATE; whether a secret is required is the core's rule (ADD needs one). */
+    private static List<PidSpec<String>> pidSpecs(JsonNode op, String at) {
         JsonNode pids = requiredList(op, at);
-        List<PidSpec> specs = new ArrayList<>(pids.size());
+        List<PidSpec<String>> specs = new ArrayList<>(pids.size());
         for (int j = 0; j < pids.size(); j++) {
             String pidAt = join(at, "pids") + "[" + j + "]";
             JsonNode p = pids.get(j);
             requireObject(p, pidAt, pidAt);
             requireOnly(p, PID_SPEC_FIELDS, pidAt);
             String id = requiredText(p, "id", pidAt);
-            String secret = secretRequired ? requiredText(p, "secret", pidAt) : optionalText(p, "secret", pidAt);
+            String secret = optionalText(p, "secret", pidAt);
             long quota = requiredLong(p, "monthlyQuota", pidAt);
             long allowance = optionalLong(p, "overageAllowance", pidAt, 0);
             Map<String, String> attributes = attributes(p, pidAt);
-            specs.add(at(pidAt, () -> new PidSpec(id, secret, quota, allowance, attributes)));
+            specs.add(at(pidAt, () -> new PidSpec<>(id, secret, quota, allowance, attributes)));
         }
         return specs;
     }

@@ -7,14 +7,14 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.OperationType;
+import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
-import io.pidpool.core.port.SealedOperation;
-import io.pidpool.core.port.SealedPidSpec;
 import io.pidpool.core.port.StorageLimits;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -210,21 +210,21 @@ final class JdbiOperationLog implements OperationLog {
         });
     }
 
-    private static void insertOperations(Handle h, long batchId, List<SealedOperation> operations) {
+    private static void insertOperations(Handle h, long batchId, List<Operation<SealedSecret>> operations) {
         PreparedBatch ops = h.prepareBatch("INSERT INTO op_operation (batch_id, op_index, op_type, module_key, servers,"
                 + " monthly_demand, rebalance_delay_ms) VALUES (:id, :index, :type, :module, :servers, :demand,"
                 + " :delay)");
         for (int i = 0; i < operations.size(); i++) {
-            SealedOperation op = operations.get(i);
+            Operation<SealedSecret> op = operations.get(i);
             String module = null;
             Integer servers = null;
             Long demand = null;
             Long delay = null;
-            if (op instanceof SealedOperation.Add add) {
+            if (op instanceof Operation.Add<SealedSecret> add) {
                 module = add.module().toString();
-            } else if (op instanceof SealedOperation.Migrate migrate) {
+            } else if (op instanceof Operation.Migrate<SealedSecret> migrate) {
                 module = migrate.to().toString();
-            } else if (op instanceof SealedOperation.SetServers set) {
+            } else if (op instanceof Operation.SetServers<SealedSecret> set) {
                 module = set.module().toString();
                 servers = set.servers();
                 demand = set.monthlyDemand();
@@ -247,11 +247,11 @@ final class JdbiOperationLog implements OperationLog {
         PreparedBatch attributes = h.prepareBatch("INSERT INTO op_pid_attribute (batch_id, op_index, pid_index,"
                 + " attr_name, attr_value) VALUES (:id, :op, :index, :name, :value)");
         for (int i = 0; i < operations.size(); i++) {
-            SealedOperation op = operations.get(i);
-            List<SealedPidSpec> specs = specs(op);
+            Operation<SealedSecret> op = operations.get(i);
+            List<PidSpec<SealedSecret>> specs = specs(op);
             List<String> ids = op.pidIds();
             for (int p = 0; p < ids.size(); p++) {
-                SealedPidSpec spec = specs == null ? null : specs.get(p);
+                PidSpec<SealedSecret> spec = specs == null ? null : specs.get(p);
                 pids.bind("id", batchId)
                         .bind("op", i)
                         .bind("index", p)
@@ -296,10 +296,10 @@ final class JdbiOperationLog implements OperationLog {
         }
     }
 
-    private static List<SealedPidSpec> specs(SealedOperation op) {
-        if (op instanceof SealedOperation.Add add) {
+    private static List<PidSpec<SealedSecret>> specs(Operation<SealedSecret> op) {
+        if (op instanceof Operation.Add<SealedSecret> add) {
             return add.pids();
-        } else if (op instanceof SealedOperation.Update update) {
+        } else if (op instanceof Operation.Update<SealedSecret> update) {
             return update.pids();
         }
         return null;
@@ -386,7 +386,7 @@ final class JdbiOperationLog implements OperationLog {
                             rs.getString("pid_id"),
                             !hasSpec
                                     ? null
-                                    : new SealedPidSpec(
+                                    : new PidSpec<>(
                                             rs.getString("pid_id"),
                                             secret == null ? null : SealedSecret.decode(secret),
                                             quota,
@@ -399,7 +399,7 @@ final class JdbiOperationLog implements OperationLog {
                 .list();
         var batches = new HashMap<Long, BatchRecord>();
         headers.forEach((batch, header) -> {
-            var ops = new ArrayList<SealedOperation>();
+            var ops = new ArrayList<Operation<SealedSecret>>();
             var results = new ArrayList<OperationResult>();
             operations.getOrDefault(batch, new TreeMap<>()).forEach((index, op) -> {
                 var rows = pids.getOrDefault(batch, Map.of()).getOrDefault(index, new TreeMap<>());
@@ -438,7 +438,7 @@ final class JdbiOperationLog implements OperationLog {
 
     private record Header(BatchStatus status, String requestedBy, Epoch epoch, Instant createdAt, Instant updatedAt) {}
 
-    private record PidRow(String id, SealedPidSpec spec) {}
+    private record PidRow(String id, PidSpec<SealedSecret> spec) {}
 
     private record OpRow(
             OperationType type,
@@ -447,17 +447,17 @@ final class JdbiOperationLog implements OperationLog {
             long demand,
             java.time.Duration rebalanceDelay,
             OperationResult result) {
-        SealedOperation decode(List<PidRow> pids) {
+        Operation<SealedSecret> decode(List<PidRow> pids) {
             List<String> ids = pids.stream().map(PidRow::id).toList();
-            List<SealedPidSpec> specs = pids.stream().map(PidRow::spec).toList();
+            List<PidSpec<SealedSecret>> specs = pids.stream().map(PidRow::spec).toList();
             return switch (type) {
-                case ADD -> new SealedOperation.Add(ModuleKey.parse(module), specs);
-                case UPDATE -> new SealedOperation.Update(specs);
-                case DELETE -> new SealedOperation.Delete(ids);
-                case MIGRATE -> new SealedOperation.Migrate(ids, ModuleKey.parse(module));
-                case RESET_QUOTA -> new SealedOperation.ResetQuota(ids);
+                case ADD -> new Operation.Add<>(ModuleKey.parse(module), specs);
+                case UPDATE -> new Operation.Update<>(specs);
+                case DELETE -> new Operation.Delete<>(ids);
+                case MIGRATE -> new Operation.Migrate<>(ids, ModuleKey.parse(module));
+                case RESET_QUOTA -> new Operation.ResetQuota<>(ids);
                 case SET_SERVERS ->
-                    new SealedOperation.SetServers(ModuleKey.parse(module), servers, demand, rebalanceDelay);
+                    new Operation.SetServers<>(ModuleKey.parse(module), servers, demand, rebalanceDelay);
             };
         }
     }

@@ -7,13 +7,14 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
 import io.pidpool.core.model.PidRecord;
+import io.pidpool.core.model.PidSpec;
+import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.QuotaResetLog;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.port.SealedOperation;
-import io.pidpool.core.port.SealedPidSpec;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -98,12 +99,13 @@ final class BatchApplier {
         }
     }
 
-    private OperationResult applyOne(int index, SealedOperation op, List<DbChange> changes, List<String> resets) {
+    private OperationResult applyOne(
+            int index, Operation<SealedSecret> op, List<DbChange> changes, List<String> resets) {
         List<DbChange> mine = new ArrayList<>();
         try {
             String message = apply(op, mine);
             changes.addAll(mine);
-            if (op instanceof SealedOperation.ResetQuota reset) {
+            if (op instanceof Operation.ResetQuota<SealedSecret> reset) {
                 resets.addAll(reset.pidIds());
             }
             return new OperationResult(index, true, message);
@@ -115,34 +117,34 @@ final class BatchApplier {
         }
     }
 
-    private String apply(SealedOperation op, List<DbChange> changes) {
-        if (op instanceof SealedOperation.Add add) {
+    private String apply(Operation<SealedSecret> op, List<DbChange> changes) {
+        if (op instanceof Operation.Add<SealedSecret> add) {
             Map<String, PidRecord> existing = existing(add.pidIds());
             if (!existing.isEmpty()) {
                 throw PidPoolException.conflict("pids", "already exist: %s", new TreeSet<>(existing.keySet()));
             }
             ensureModule(add.module(), changes);
             List<PidRecord> accounts = add.pids().stream()
-                    .map(spec -> spec.toAccount(add.module()))
+                    .map(spec -> PidRecord.added(spec, add.module()))
                     .toList();
             repos.pids().insertAll(accounts);
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "added " + accounts.size();
-        } else if (op instanceof SealedOperation.Update update) {
+        } else if (op instanceof Operation.Update<SealedSecret> update) {
             Map<String, PidRecord> existing = requireAll(update.pidIds());
             List<PidRecord> accounts = new ArrayList<>();
-            for (SealedPidSpec spec : update.pids()) {
-                accounts.add(spec.applyTo(existing.get(spec.id())));
+            for (PidSpec<SealedSecret> spec : update.pids()) {
+                accounts.add(existing.get(spec.id()).updatedBy(spec));
             }
             repos.pids().updateAll(accounts);
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "updated " + accounts.size();
-        } else if (op instanceof SealedOperation.Delete delete) {
+        } else if (op instanceof Operation.Delete<SealedSecret> delete) {
             requireAll(delete.pidIds());
             repos.pids().deleteAll(delete.pidIds());
             delete.pidIds().forEach(id -> changes.add(new DbChange.PidRemoved(id)));
             return "deleted " + delete.pidIds().size();
-        } else if (op instanceof SealedOperation.Migrate migrate) {
+        } else if (op instanceof Operation.Migrate<SealedSecret> migrate) {
             Map<String, PidRecord> existing = requireAll(migrate.pidIds());
             ensureModule(migrate.to(), changes);
             List<PidRecord> accounts = existing.values().stream()
@@ -151,10 +153,10 @@ final class BatchApplier {
             repos.pids().updateAll(accounts);
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "migrated " + accounts.size() + " to " + migrate.to();
-        } else if (op instanceof SealedOperation.ResetQuota reset) {
+        } else if (op instanceof Operation.ResetQuota<SealedSecret> reset) {
             requireAll(reset.pidIds()); // the reset itself is provisioned after the commit
             return "quota reset of " + reset.pidIds().size() + " recorded";
-        } else if (op instanceof SealedOperation.SetServers set) {
+        } else if (op instanceof Operation.SetServers<SealedSecret> set) {
             ModuleConfig config = repos.modules()
                     .find(set.module())
                     .map(c -> new ModuleConfig(

@@ -80,7 +80,7 @@ public final class BatchService {
      * @throws io.pidpool.core.error.PidPoolException INVALID_ARGUMENT (nothing stored) for a bad
      *     batch, UNAVAILABLE if the database cannot be reached
      */
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         return submit(operations, requestedBy, ops -> {});
     }
 
@@ -89,7 +89,8 @@ public final class BatchService {
      * the transaction that records the batch and its audit row, so a check that throws records
      * nothing (e.g. {@link BatchValidator#check}).
      */
-    public BatchId submit(List<Operation> operations, String requestedBy, Consumer<List<Operation>> check) {
+    public BatchId submit(
+            List<Operation<String>> operations, String requestedBy, Consumer<List<Operation<String>>> check) {
         return submit(operations, requestedBy, check, null, null);
     }
 
@@ -106,22 +107,23 @@ public final class BatchService {
      *     {@code Idempotency-Key} when the principal used the key for another request (nothing stored)
      */
     public BatchId submit(
-            List<Operation> operations,
+            List<Operation<String>> operations,
             String requestedBy,
-            Consumer<List<Operation>> check,
+            Consumer<List<Operation<String>>> check,
             IdempotencyKey key,
             String fingerprint) {
         requireNonNull(operations, "operations");
         requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
+        // the batch's own rules first: a bad batch is refused even under a key used before
+        BatchId id = new BatchId(ids.getAsLong());
+        OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
         if (key != null) {
             Optional<BatchId> earlier = earlier(requestedBy, key, fingerprint);
             if (earlier.isPresent()) {
                 return earlier.get(); // a retry: the batch is recorded, and the leader knows of it
             }
         }
-        BatchId id = new BatchId(ids.getAsLong());
-        OperationBatch batch = OperationBatch.pending(id, operations, requestedBy, clock.instant());
         BatchRecord record = BatchRecord.pending(batch, sealer);
         BatchKey batchKey = key == null ? null : new BatchKey(requestedBy, key, fingerprint, id);
         AuditEntry audit = new AuditEntry(
@@ -166,9 +168,9 @@ public final class BatchService {
         return stored.map(BatchKey::batch);
     }
 
-    private static String summary(List<Operation> operations) {
+    private static String summary(List<Operation<String>> operations) {
         Map<String, Integer> counts = new TreeMap<>();
-        for (Operation op : operations) {
+        for (Operation<String> op : operations) {
             counts.merge(
                     op.type().name(), op.pidIds().isEmpty() ? 1 : op.pidIds().size(), Integer::sum);
         }

@@ -6,7 +6,6 @@ import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationType;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.port.SealedOperation;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -56,26 +55,26 @@ public final class BatchValidator {
     }
 
     /** Throws the first problem found; returns normally if the batch may be recorded. */
-    public void check(List<Operation> operations) {
-        Projection state = new Projection();
+    public void check(List<Operation<String>> operations) {
         Set<String> named = new HashSet<>();
         operations.forEach(op -> named.addAll(op.pidIds()));
+        Projection state = new Projection(named);
         repos.pids().findAll(named).forEach(p -> state.where.put(p.id(), p.module()));
         for (BatchRecord pending : repos.operations().findUnfinished(PENDING_LOOKAHEAD)) {
-            pending.operations().forEach(op -> state.replay(op, named));
+            pending.operations().forEach(state::replay);
         }
         for (int i = 0; i < operations.size(); i++) {
-            Operation op = operations.get(i);
+            Operation<String> op = operations.get(i);
             check(op, "operations[" + i + "]", state);
             state.replay(op);
         }
     }
 
-    private void check(Operation op, String at, Projection state) {
+    private void check(Operation<String> op, String at, Projection state) {
         List<String> ids = op.pidIds();
         switch (op.type()) {
             case ADD -> {
-                ModuleKey module = ((Operation.Add) op).module();
+                ModuleKey module = ((Operation.Add<String>) op).module();
                 requireKnown(module, at + ".module", state);
                 for (int j = 0; j < ids.size(); j++) {
                     ModuleKey in = state.where.get(ids.get(j));
@@ -93,7 +92,7 @@ public final class BatchValidator {
                                 at + ".pids[" + j + "]" + (specs ? ".id" : ""), "unknown PID %s", ids.get(j));
                     }
                 }
-                if (op instanceof Operation.Migrate migrate) {
+                if (op instanceof Operation.Migrate<String> migrate) {
                     requireKnown(migrate.to(), at + ".to", state);
                     Set<String> already = new LinkedHashSet<>();
                     ids.stream()
@@ -128,36 +127,30 @@ public final class BatchValidator {
         state.known.add(module);
     }
 
-    /** Where the named PIDs are (absent: no such PID), and modules known to exist by then. */
+    /**
+     * Where the PIDs the new batch names are (absent: no such PID), and modules known to exist by
+     * then; other PIDs do not matter.
+     */
     private static final class Projection {
+        final Set<String> named;
         final Map<String, ModuleKey> where = new HashMap<>();
         final Set<ModuleKey> known = new HashSet<>();
 
-        void replay(Operation op) {
-            if (op instanceof Operation.Add add) {
-                known.add(add.module());
-                add.pidIds().forEach(id -> where.put(id, add.module()));
-            } else if (op instanceof Operation.Delete delete) {
-                delete.pidIds().forEach(where::remove);
-            } else if (op instanceof Operation.Migrate migrate) {
-                known.add(migrate.to());
-                migrate.pidIds().forEach(id -> where.put(id, migrate.to()));
-            } else if (op instanceof Operation.SetServers set) {
-                known.add(set.module());
-            }
+        Projection(Set<String> named) {
+            this.named = named;
         }
 
-        /** A recorded, unapplied operation; only the PIDs the new batch names matter. */
-        void replay(SealedOperation op, Set<String> named) {
-            if (op instanceof SealedOperation.Add add) {
+        /** A recorded, unapplied operation, or one of the new batch once it was checked. */
+        void replay(Operation<?> op) {
+            if (op instanceof Operation.Add<?> add) {
                 known.add(add.module());
                 add.pidIds().stream().filter(named::contains).forEach(id -> where.put(id, add.module()));
-            } else if (op instanceof SealedOperation.Delete delete) {
+            } else if (op instanceof Operation.Delete<?> delete) {
                 delete.pidIds().forEach(where::remove);
-            } else if (op instanceof SealedOperation.Migrate migrate) {
+            } else if (op instanceof Operation.Migrate<?> migrate) {
                 known.add(migrate.to());
                 migrate.pidIds().stream().filter(where::containsKey).forEach(id -> where.put(id, migrate.to()));
-            } else if (op instanceof SealedOperation.SetServers set) {
+            } else if (op instanceof Operation.SetServers<?> set) {
                 known.add(set.module());
             }
         }

@@ -87,12 +87,13 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         return node.batches().submit(operations, requestedBy, validator::check);
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
+    public BatchId submit(
+            List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
         return node.batches().submit(operations, requestedBy, validator::check, key, fingerprint);
     }
 
@@ -233,16 +234,7 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     static PidView pidView(ReadModel.Pid p, Map<String, Long> used) {
-        return new PidView(
-                p.id(),
-                p.module(),
-                p.status(),
-                p.monthlyQuota(),
-                p.overageAllowance(),
-                p.instance(),
-                p.nodeState(),
-                p.error(),
-                used.getOrDefault(p.id(), 0L));
+        return new PidView(p, used.getOrDefault(p.id(), 0L));
     }
 
     /** Filters by status, pages by id ({@code pids} is sorted by id, as the read model returns it). */
@@ -261,6 +253,6 @@ final class NodeOperatorApi implements OperatorApi {
             return new PidPage(matching, null);
         }
         List<PidView> page = matching.subList(0, query.limit());
-        return new PidPage(page, page.get(page.size() - 1).id());
+        return new PidPage(page, page.get(page.size() - 1).pid().id());
     }
 }

@@ -50,7 +50,7 @@ public final class SecretRotation {
     private final SecretSealer sealer;
     private final PidRepository pids;
     private final OperationLog operations;
-    private final BiFunction<List<Operation>, String, BatchId> submit;
+    private final BiFunction<List<Operation<String>>, String, BatchId> submit;
 
     /**
      * @param submit records an operator batch ({@code OperatorApi::submit})
@@ -59,7 +59,7 @@ public final class SecretRotation {
             SecretSealer sealer,
             PidRepository pids,
             OperationLog operations,
-            BiFunction<List<Operation>, String, BatchId> submit) {
+            BiFunction<List<Operation<String>>, String, BatchId> submit) {
         this.sealer = requireNonNull(sealer, "sealer");
         this.pids = requireNonNull(pids, "pids");
         this.operations = requireNonNull(operations, "operations");
@@ -113,7 +113,7 @@ public final class SecretRotation {
                             + unfinished.get(0).status() + "; re-seal once no batch is pending or dealing");
         }
         String current = sealer.currentKeyId();
-        List<PidSpec> specs = new ArrayList<>();
+        List<PidSpec<String>> specs = new ArrayList<>();
         List<String> unopenable = new ArrayList<>();
         java.util.Set<String> unknownKeys = new java.util.TreeSet<>();
         for (PidRecord account : accounts()) {
@@ -125,7 +125,7 @@ public final class SecretRotation {
                 unknownKeys.add(account.secret().keyId());
                 continue;
             }
-            specs.add(new PidSpec(
+            specs.add(new PidSpec<>(
                     account.id(),
                     sealer.open(account.secret()),
                     account.monthlyQuota(),
@@ -134,8 +134,8 @@ public final class SecretRotation {
         }
         List<String> batches = new ArrayList<>();
         for (int from = 0; from < specs.size(); from += OperationBatch.MAX_PIDS) {
-            List<PidSpec> chunk = specs.subList(from, Math.min(specs.size(), from + OperationBatch.MAX_PIDS));
-            BatchId id = submit.apply(List.of(new Operation.Update(List.copyOf(chunk))), requestedBy);
+            List<PidSpec<String>> chunk = specs.subList(from, Math.min(specs.size(), from + OperationBatch.MAX_PIDS));
+            BatchId id = submit.apply(List.of(new Operation.Update<>(List.copyOf(chunk))), requestedBy);
             batches.add(id.toString());
         }
         if (!unopenable.isEmpty()) {

@@ -20,6 +20,7 @@ import io.pidpool.core.model.PidState;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.server.config.Role;
 import io.pidpool.server.config.TokenConfig;
+import io.pidpool.server.leader.ReadModel;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -462,13 +463,13 @@ class HttpApiTest {
                     .isEqualTo("fin#risk#scorer");
             assertThat(a.text()).doesNotContain(SECRET);
 
-            Operation.Add add =
-                    (Operation.Add) api.submitted.get(0).operations().get(0);
+            Operation.Add<String> add =
+                    (Operation.Add<String>) api.submitted.get(0).operations().get(0);
             assertThat(add.module()).isEqualTo(ModuleKey.parse("fin#risk#scorer"));
             assertThat(add.pids())
                     .containsExactly(
-                            new PidSpec("u1", SECRET, 10000, 0, Map.of()),
-                            new PidSpec("u2", SECRET, 10000, 0, Map.of()));
+                            new PidSpec<>("u1", SECRET, 10000, 0, Map.of()),
+                            new PidSpec<>("u2", SECRET, 10000, 0, Map.of()));
         }
 
         @Test
@@ -533,14 +534,14 @@ class HttpApiTest {
             assertThat(a.status()).as(a.text()).isEqualTo(202);
             assertThat(api.submitted.get(0).operations())
                     .containsExactly(
-                            new Operation.Add(
+                            new Operation.Add<>(
                                     ModuleKey.parse("fin#risk#scorer"),
-                                    List.of(new PidSpec("a1", "s1", 5, 2, Map.of("region", "eu")))),
-                            new Operation.Update(List.of(new PidSpec("b1", "s2", 7, 0, Map.of()))),
-                            new Operation.Delete(List.of("c1", "c2")),
-                            new Operation.Migrate(List.of("d1"), ModuleKey.parse("ops#chat#bot")),
-                            new Operation.ResetQuota(List.of("e1")),
-                            new Operation.SetServers(ModuleKey.parse("ops#chat#bot"), 3, 900));
+                                    List.of(new PidSpec<>("a1", "s1", 5, 2, Map.of("region", "eu")))),
+                            new Operation.Update<>(List.of(new PidSpec<>("b1", "s2", 7, 0, Map.of()))),
+                            new Operation.Delete<>(List.of("c1", "c2")),
+                            new Operation.Migrate<>(List.of("d1"), ModuleKey.parse("ops#chat#bot")),
+                            new Operation.ResetQuota<>(List.of("e1")),
+                            new Operation.SetServers<>(ModuleKey.parse("ops#chat#bot"), 3, 900));
             JsonNode ops = a.json().path("operations");
             assertThat(ops.get(3).path("to").asText()).isEqualTo("ops#chat#bot");
             assertThat(ops.get(5).path("servers").asInt()).isEqualTo(3);
@@ -773,7 +774,7 @@ class HttpApiTest {
             assertThat(a.status()).as(a.text()).isEqualTo(200);
             assertThat(a.json().path("status").asText()).isEqualTo(BatchStatus.DEALED.name());
             assertThat(api.submitted.get(0).operations())
-                    .containsExactly(new Operation.SetServers(ModuleKey.parse("fin#risk#scorer"), 4, 200000));
+                    .containsExactly(new Operation.SetServers<>(ModuleKey.parse("fin#risk#scorer"), 4, 200000));
         }
 
         @Test
@@ -782,7 +783,7 @@ class HttpApiTest {
                             .status())
                     .isEqualTo(202);
             assertThat(api.submitted.get(0).operations())
-                    .containsExactly(new Operation.SetServers(ModuleKey.parse("fin#risk#scorer"), 2, 0));
+                    .containsExactly(new Operation.SetServers<>(ModuleKey.parse("fin#risk#scorer"), 2, 0));
         }
 
         @Test
@@ -845,7 +846,9 @@ class HttpApiTest {
         @Test
         void onePidWithAttributesNeverItsSecretAnd404ForAnUnknownId() {
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidAvailability.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, "", 7));
+                    new ReadModel.Pid(
+                            "u1", fin, PidAvailability.ACTIVE, 10, 2, InstanceId.of("h1"), PidState.ADDED, ""),
+                    7));
             api.attributes.put("u1", Map.of("region", "eu", "tier", "gold"));
             Answer a = get("/api/v1/pids/u1", VIEWER);
             assertThat(a.status()).as(a.text()).isEqualTo(200);
@@ -891,8 +894,8 @@ class HttpApiTest {
                     "{\"operations\":[{\"type\":\"UPDATE\",\"pids\":[{\"id\":\"u1\",\"monthlyQuota\":500,"
                             + "\"attributes\":{\"region\":\"us\"}}]}]}");
             assertThat(a.status()).as(a.text()).isEqualTo(202);
-            Operation.Update update =
-                    (Operation.Update) api.submitted.get(0).operations().get(0);
+            Operation.Update<String> update =
+                    (Operation.Update<String>) api.submitted.get(0).operations().get(0);
             assertThat(update.pids().get(0).secret()).isNull();
             assertThat(update.pids().get(0).monthlyQuota()).isEqualTo(500);
             assertThat(update.pids().get(0).attributes()).containsEntry("region", "us");
@@ -939,7 +942,7 @@ class HttpApiTest {
             Answer ok = put(path + "?wait=true", OPERATOR, "{\"servers\":2,\"rebalanceDelayMs\":1500}");
             assertThat(ok.status()).as(ok.text()).isEqualTo(200);
             assertThat(api.submitted.get(0).operations())
-                    .containsExactly(new Operation.SetServers(fin, 2, 0, Duration.ofMillis(1500)));
+                    .containsExactly(new Operation.SetServers<>(fin, 2, 0, Duration.ofMillis(1500)));
             assertThat(ok.json()
                             .path("operations")
                             .get(0)
@@ -958,11 +961,12 @@ class HttpApiTest {
         void pids() {
             ModuleKey fin = ModuleKey.parse("fin#risk#scorer");
             ModuleKey ops = ModuleKey.parse("ops#chat#bot");
+            api.pids.add(new OperatorApi.PidView(new ReadModel.Pid(
+                    "u1", fin, PidAvailability.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, "")));
             api.pids.add(new OperatorApi.PidView(
-                    "u1", fin, PidAvailability.ACTIVE, 10, 0, InstanceId.of("h1"), PidState.ADDED, ""));
-            api.pids.add(new OperatorApi.PidView("u2", fin, PidAvailability.COOLDOWN, 10, 0, null, null, ""));
-            api.pids.add(new OperatorApi.PidView(
-                    "u3", ops, PidAvailability.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, ""));
+                    new ReadModel.Pid("u2", fin, PidAvailability.COOLDOWN, 10, 0, null, null, "")));
+            api.pids.add(new OperatorApi.PidView(new ReadModel.Pid(
+                    "u3", ops, PidAvailability.ACTIVE, 5, 0, InstanceId.of("h2"), PidState.ADDING, "")));
         }
 
         @Test

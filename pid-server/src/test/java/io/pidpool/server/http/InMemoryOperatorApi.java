@@ -32,7 +32,7 @@ import java.util.stream.IntStream;
  */
 final class InMemoryOperatorApi implements OperatorApi {
     /** What was submitted, before sealing, for assertions. */
-    record Submission(List<Operation> operations, String requestedBy) {}
+    record Submission(List<Operation<String>> operations, String requestedBy) {}
 
     static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
     static final Instant NOW = Instant.parse("2026-11-21T08:00:00Z");
@@ -92,7 +92,7 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation> operations, String requestedBy) {
+    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
         maybeFail();
         OperationBatch batch = OperationBatch.pending(new BatchId(ids.incrementAndGet()), operations, requestedBy, NOW);
         batches.put(batch.id(), BatchRecord.pending(batch, SEALER::seal));
@@ -179,15 +179,17 @@ final class InMemoryOperatorApi implements OperatorApi {
         maybeFail();
         List<PidView> matching = new ArrayList<>();
         pids.stream()
-                .sorted(Comparator.comparing(PidView::id))
-                .filter(p -> query.module() == null || query.module().equals(p.module()))
-                .filter(p -> query.state() == null || query.state() == p.nodeState())
-                .filter(p -> query.status() == null || query.status() == p.status())
-                .filter(p -> query.after() == null || p.id().compareTo(query.after()) > 0)
+                .sorted(Comparator.comparing((PidView p) -> p.pid().id()))
+                .filter(p ->
+                        query.module() == null || query.module().equals(p.pid().module()))
+                .filter(p -> query.state() == null || query.state() == p.pid().nodeState())
+                .filter(p -> query.status() == null || query.status() == p.pid().status())
+                .filter(p -> query.after() == null || p.pid().id().compareTo(query.after()) > 0)
                 .forEach(matching::add);
         List<PidView> page = matching.subList(0, Math.min(query.limit(), matching.size()));
-        String next =
-                matching.size() > query.limit() ? page.get(page.size() - 1).id() : null;
+        String next = matching.size() > query.limit()
+                ? page.get(page.size() - 1).pid().id()
+                : null;
         return new PidPage(page, next);
     }
 
@@ -195,7 +197,7 @@ final class InMemoryOperatorApi implements OperatorApi {
     public Optional<PidDetail> pid(String id) {
         maybeFail();
         return pids.stream()
-                .filter(p -> p.id().equals(id))
+                .filter(p -> p.pid().id().equals(id))
                 .findFirst()
                 .map(p -> PidDetail.of(p, attributes.getOrDefault(id, Map.of())));
     }

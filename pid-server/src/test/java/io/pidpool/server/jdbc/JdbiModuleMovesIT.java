@@ -39,12 +39,13 @@ class JdbiModuleMovesIT {
 
     long nextBatch = 1;
 
-    static PidSpec spec(String id) {
-        return new PidSpec(id, "pw", 10, 0, Map.of());
+    static PidSpec<String> spec(String id) {
+        return new PidSpec<>(id, "pw", 10, 0, Map.of());
     }
 
     /** A batch appended and finished with the given outcome at the clock's time. */
-    void batch(Repositories repos, boolean ok, Operation... ops) {
+    @SafeVarargs
+    final void batch(Repositories repos, boolean ok, Operation<String>... ops) {
         BatchId id = new BatchId(nextBatch++);
         repos.operations()
                 .append(BatchRecord.pending(
@@ -65,21 +66,25 @@ class JdbiModuleMovesIT {
             JdbiModuleMoves moves = db.database().moduleMoves();
             nextBatch = 1;
             // last month: p1 into A, p2 into B, p3 into C, then p1 moved to D (all before this month)
-            batch(repos, true, new Operation.Add(A, List.of(spec("p1"))), new Operation.Add(B, List.of(spec("p2"))));
-            batch(repos, true, new Operation.Add(C, List.of(spec("p3"))));
-            batch(repos, true, new Operation.Migrate(List.of("p1"), D));
+            batch(
+                    repos,
+                    true,
+                    new Operation.Add<>(A, List.of(spec("p1"))),
+                    new Operation.Add<>(B, List.of(spec("p2"))));
+            batch(repos, true, new Operation.Add<>(C, List.of(spec("p3"))));
+            batch(repos, true, new Operation.Migrate<>(List.of("p1"), D));
             // this month: new p4 into A (no move), a failed MIGRATE of p2 (no move)
             clock.set(MONTH_START.plus(Duration.ofDays(2)));
-            batch(repos, true, new Operation.Add(A, List.of(spec("p4"))));
-            batch(repos, false, new Operation.Migrate(List.of("p2"), A));
+            batch(repos, true, new Operation.Add<>(A, List.of(spec("p4"))));
+            batch(repos, false, new Operation.Migrate<>(List.of("p2"), A));
             assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEmpty();
 
             // this month: p3 deleted from C -> C changed
-            batch(repos, true, new Operation.Delete(List.of("p3")));
+            batch(repos, true, new Operation.Delete<>(List.of("p3")));
             assertThat(moves.changedSince(MONTH_START)).as(db.toString()).containsExactly(C);
 
             // p1 from D to A -> both changed (the previous placement is last month's MIGRATE)
-            batch(repos, true, new Operation.Migrate(List.of("p1"), A));
+            batch(repos, true, new Operation.Migrate<>(List.of("p1"), A));
             assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEqualTo(Set.of(A, C, D));
             // seen from a later instant, nothing moved
             assertThat(moves.changedSince(clock.instant().plusSeconds(1))).isEmpty();

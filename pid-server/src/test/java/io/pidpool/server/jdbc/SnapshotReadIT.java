@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.port.SealedOperation;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -63,9 +64,9 @@ class SnapshotReadIT {
     }
 
     private static BatchRecord batch(long id, Clock clock) {
-        var ops = new ArrayList<SealedOperation>();
+        var ops = new ArrayList<Operation<SealedSecret>>();
         for (int i = 0; i < OPERATIONS; i++) {
-            ops.add(new SealedOperation.Delete(List.of("p" + id + "-" + i)));
+            ops.add(new Operation.Delete<>(List.of("p" + id + "-" + i)));
         }
         return BatchRecord.pending(new BatchId(id), ops, "torn", clock.instant());
     }

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Test;
  */
 class BatchAuditAtomicityIT {
     static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
-    static final List<Operation> ADD = List.of(
-            new Operation.Add(ModuleKey.parse("fin#risk#scorer"), List.of(new PidSpec("u1", "pw", 10, 0, Map.of()))));
+    static final List<Operation<String>> ADD = List.of(new Operation.Add<>(
+            ModuleKey.parse("fin#risk#scorer"), List.of(new PidSpec<>("u1", "pw", 10, 0, Map.of()))));
 
     Database database;
     Repositories store;

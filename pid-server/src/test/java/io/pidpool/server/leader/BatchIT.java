@@ -48,9 +48,9 @@ class BatchIT {
         return cluster.nodes.stream().filter(n -> !n.isLeader()).findFirst().orElseThrow();
     }
 
-    static List<PidSpec> specs(String prefix, int count) {
+    static List<PidSpec<String>> specs(String prefix, int count) {
         return IntStream.range(0, count)
-                .mapToObj(i -> new PidSpec(prefix + "-" + i, "secret-" + i, 5_000, 0, Map.of()))
+                .mapToObj(i -> new PidSpec<>(prefix + "-" + i, "secret-" + i, 5_000, 0, Map.of()))
                 .toList();
     }
 
@@ -70,13 +70,14 @@ class BatchIT {
         BatchId id = follower.batches()
                 .submit(
                         List.of(
-                                new Operation.Add(A, specs("new", 10)),
-                                new Operation.Update(List.of(new PidSpec("a-0", "rotated", 777, 3, Map.of("k", "v")))),
-                                new Operation.Delete(List.of("a-1")),
-                                new Operation.Migrate(List.of("a-2"), B),
-                                new Operation.ResetQuota(List.of("a-3")),
-                                new Operation.SetServers(A, 3, 123_000),
-                                new Operation.Delete(List.of("nope"))),
+                                new Operation.Add<>(A, specs("new", 10)),
+                                new Operation.Update<>(
+                                        List.of(new PidSpec<>("a-0", "rotated", 777, 3, Map.of("k", "v")))),
+                                new Operation.Delete<>(List.of("a-1")),
+                                new Operation.Migrate<>(List.of("a-2"), B),
+                                new Operation.ResetQuota<>(List.of("a-3")),
+                                new Operation.SetServers<>(A, 3, 123_000),
+                                new Operation.Delete<>(List.of("nope"))),
                         "alice");
         // many requests wait on one server: one watcher, one poll
         List<CompletableFuture<BatchRecord>> waiters = new ArrayList<>();
@@ -153,7 +154,7 @@ class BatchIT {
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
         Map<String, Set<String>> before = cluster.holders();
 
-        BatchId id = aFollower().batches().submit(List.of(new Operation.Add(A, specs("new", 10))), "alice");
+        BatchId id = aFollower().batches().submit(List.of(new Operation.Add<>(A, specs("new", 10))), "alice");
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
         long failoverAt = System.nanoTime();
         leader.close(); // mid-transaction: rolled back, nothing committed
@@ -204,7 +205,7 @@ class BatchIT {
         cluster.startInstance(A);
         await().atMost(Duration.ofSeconds(40)).until(() -> cluster.settled(A, pids));
 
-        BatchId id = old.batches().submit(List.of(new Operation.Add(A, specs("new", 5))), "alice");
+        BatchId id = old.batches().submit(List.of(new Operation.Add<>(A, specs("new", 5))), "alice");
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
         ZkTestSupport.expireOnServer(old.curator(), cluster.zk.connectString());
         await().atMost(Duration.ofSeconds(40))

@@ -3,11 +3,13 @@ package io.pidpool.server.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.fake.InMemoryDatabase;
 import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationResult;
@@ -40,8 +42,8 @@ import org.junit.jupiter.api.Test;
 class BatchServiceTest {
     static final SecretSealer SEALER = SecretSealer.fromSingleKey("MDEyMzQ1Njc4OWFiY2RlZg==");
     static final ModuleKey FIN = ModuleKey.parse("fin#risk#scorer");
-    static final List<Operation> ADD =
-            List.of(new Operation.Add(FIN, List.of(new PidSpec("u1", "pw", 10, 0, Map.of()))));
+    static final List<Operation<String>> ADD =
+            List.of(new Operation.Add<>(FIN, List.of(new PidSpec<>("u1", "pw", 10, 0, Map.of()))));
 
     final ManualClock clock = new ManualClock(Instant.parse("2026-11-21T08:00:00Z"));
     final Repositories store = InMemoryDatabase.create().repositories();
@@ -147,7 +149,7 @@ class BatchServiceTest {
     void waitersOnSeveralBatchesCostOneReadPerBatchAndTimeOutAlone() {
         BatchService batches = service(counting());
         BatchId first = batches.submit(ADD, "ops");
-        BatchId second = batches.submit(List.of(new Operation.Delete(List.of("u9"))), "ops");
+        BatchId second = batches.submit(List.of(new Operation.Delete<>(List.of("u9"))), "ops");
         List<CompletableFuture<BatchRecord>> onFirst = IntStream.range(0, 10)
                 .mapToObj(i -> batches.await(first, Duration.ofMinutes(1)))
                 .toList();
@@ -238,5 +240,22 @@ class BatchServiceTest {
         assertThat(store.operations().recent(10)).isEmpty();
         assertThat(store.audit().recent(10)).isEmpty();
         assertThat(signals).isEmpty();
+    }
+
+    @Test
+    void aBadBatchIsRefusedForWhatItIsEvenUnderAKeyUsedBefore() {
+        BatchService batches = service(store);
+        var key = new IdempotencyKey("k-1");
+        BatchId first = batches.submit(ADD, "ops", ops -> {}, key, "a".repeat(64));
+        List<Operation<String>> twice = List.of(
+                new Operation.Add<>(FIN, List.of(new PidSpec<>("u2", "pw", 10, 0, Map.of()))),
+                new Operation.ResetQuota<>(List.of("u2")));
+
+        assertThatThrownBy(() -> batches.submit(twice, "ops", ops -> {}, key, "b".repeat(64)))
+                .isInstanceOfSatisfying(PidPoolException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+                    assertThat(e.field()).isEqualTo("operations");
+                });
+        assertThat(store.operations().recent(10)).extracting(BatchRecord::id).containsExactly(first);
     }
 }

@@ -12,6 +12,7 @@ import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
+import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
@@ -36,11 +37,11 @@ class BatchValidatorTest {
     final BatchValidator validator = new BatchValidator(repos, registered::contains);
     long nextBatch = 1;
 
-    static Operation add(ModuleKey module, String... ids) {
-        return new Operation.Add(
+    static Operation<String> add(ModuleKey module, String... ids) {
+        return new Operation.Add<>(
                 module,
                 java.util.Arrays.stream(ids)
-                        .map(id -> new PidSpec(id, "pw", 10, 0, Map.of()))
+                        .map(id -> new PidSpec<>(id, "pw", 10, 0, Map.of()))
                         .toList());
     }
 
@@ -50,51 +51,53 @@ class BatchValidatorTest {
         repos.modules().put(ModuleConfig.of(OPS, 1));
         repos.pids()
                 .insertAll(List.of(
-                        io.pidpool.core.port.SealedPidSpec.seal(new PidSpec("u1", "pw", 10, 0, Map.of()), SEALER::seal)
-                                .toAccount(FIN),
-                        io.pidpool.core.port.SealedPidSpec.seal(new PidSpec("u2", "pw", 10, 0, Map.of()), SEALER::seal)
-                                .toAccount(OPS)));
+                        PidRecord.added(new PidSpec<>("u1", "pw", 10, 0, Map.of()).withSecret(SEALER::seal), FIN),
+                        PidRecord.added(new PidSpec<>("u2", "pw", 10, 0, Map.of()).withSecret(SEALER::seal), OPS)));
     }
 
-    void pending(Operation... ops) {
+    @SafeVarargs
+    final void pending(Operation<String>... ops) {
         OperationBatch batch = OperationBatch.pending(new BatchId(nextBatch++), List.of(ops), "ops", Instant.EPOCH);
         repos.operations().append(BatchRecord.pending(batch, SEALER::seal));
     }
 
-    PidPoolException refused(Operation... ops) {
+    @SafeVarargs
+    final PidPoolException refused(Operation<String>... ops) {
         return catchThrowableOfType(() -> validator.check(List.of(ops)), PidPoolException.class);
     }
 
-    void accepted(Operation... ops) {
+    @SafeVarargs
+    final void accepted(Operation<String>... ops) {
         assertThatCode(() -> validator.check(List.of(ops))).doesNotThrowAnyException();
     }
 
     @Test
     void storedStateDecides() {
-        accepted(add(FIN, "n1"), new Operation.Delete(List.of("u1")), new Operation.Migrate(List.of("u2"), FIN));
+        accepted(add(FIN, "n1"), new Operation.Delete<>(List.of("u1")), new Operation.Migrate<>(List.of("u2"), FIN));
         assertThat(refused(add(OPS, "n1", "u1")))
                 .satisfies(e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFLICT))
                 .satisfies(e -> assertThat(e.field()).isEqualTo("operations[0].pids[1].id"))
                 .hasMessageContaining("u1 already exists (in module fin#risk#scorer)");
-        assertThat(refused(new Operation.ResetQuota(List.of("u1", "zz"))).field())
+        assertThat(refused(new Operation.ResetQuota<>(List.of("u1", "zz"))).field())
                 .isEqualTo("operations[0].pids[1]");
-        assertThat(refused(new Operation.Update(List.of(new PidSpec("zz", "pw", 1, 0, Map.of()))))
+        assertThat(refused(new Operation.Update<>(List.of(new PidSpec<>("zz", "pw", 1, 0, Map.of()))))
                         .field())
                 .isEqualTo("operations[0].pids[0].id");
-        assertThat(refused(new Operation.Migrate(List.of("u2", "u1"), FIN)))
+        assertThat(refused(new Operation.Migrate<>(List.of("u2", "u1"), FIN)))
                 .satisfies(e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
                 .satisfies(e -> assertThat(e.field()).isEqualTo("operations[0].to"))
                 .hasMessageContaining("[u1]");
         assertThat(refused(add(NEW, "n1")))
                 .satisfies(e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND))
                 .satisfies(e -> assertThat(e.field()).isEqualTo("operations[0].module"));
-        assertThat(refused(new Operation.Migrate(List.of("u1"), NEW)).field()).isEqualTo("operations[0].to");
+        assertThat(refused(new Operation.Migrate<>(List.of("u1"), NEW)).field()).isEqualTo("operations[0].to");
     }
 
     @Test
     void aModuleIsKnownWhenConfiguredEarlierInTheBatchOrRegisteredInZooKeeper() {
-        accepted(new Operation.SetServers(NEW, 1, 0), add(NEW, "n1"));
-        assertThat(refused(add(NEW, "n1"), new Operation.SetServers(NEW, 1, 0)).field())
+        accepted(new Operation.SetServers<>(NEW, 1, 0), add(NEW, "n1"));
+        assertThat(refused(add(NEW, "n1"), new Operation.SetServers<>(NEW, 1, 0))
+                        .field())
                 .isEqualTo("operations[0].module");
         registered.add(NEW);
         accepted(add(NEW, "n1"));
@@ -102,8 +105,9 @@ class BatchValidatorTest {
 
     @Test
     void laterOperationsSeeTheEarlierOnesOfTheBatch() {
-        accepted(add(FIN, "n1"), new Operation.Migrate(List.of("u2"), FIN), new Operation.ResetQuota(List.of("u1")));
-        assertThat(refused(new Operation.Delete(List.of("u1")), new Operation.Migrate(List.of("u2"), OPS))
+        accepted(
+                add(FIN, "n1"), new Operation.Migrate<>(List.of("u2"), FIN), new Operation.ResetQuota<>(List.of("u1")));
+        assertThat(refused(new Operation.Delete<>(List.of("u1")), new Operation.Migrate<>(List.of("u2"), OPS))
                         .field())
                 .isEqualTo("operations[1].to");
     }
@@ -111,12 +115,12 @@ class BatchValidatorTest {
     @Test
     void pendingBatchesAreReplayedInOrder() {
         pending(add(FIN, "p1"));
-        pending(new Operation.Delete(List.of("u2")));
-        pending(new Operation.SetServers(NEW, 1, 0));
+        pending(new Operation.Delete<>(List.of("u2")));
+        pending(new Operation.SetServers<>(NEW, 1, 0));
         assertThat(refused(add(OPS, "p1")).code()).isEqualTo(ErrorCode.CONFLICT);
-        accepted(new Operation.Delete(List.of("p1")));
+        accepted(new Operation.Delete<>(List.of("p1")));
         accepted(add(OPS, "u2"));
-        assertThat(refused(new Operation.ResetQuota(List.of("u2"))).code()).isEqualTo(ErrorCode.NOT_FOUND);
+        assertThat(refused(new Operation.ResetQuota<>(List.of("u2"))).code()).isEqualTo(ErrorCode.NOT_FOUND);
         accepted(add(NEW, "n1"));
 
         // once applied (here: the pending rows finished), the stored state decides alone
@@ -130,7 +134,7 @@ class BatchValidatorTest {
                             new io.pidpool.core.model.Epoch(1));
         });
         accepted(add(OPS, "p1"));
-        accepted(new Operation.ResetQuota(List.of("u2")));
+        accepted(new Operation.ResetQuota<>(List.of("u2")));
         assertThat(refused(add(NEW, "n1")).code()).isEqualTo(ErrorCode.NOT_FOUND);
     }
 }

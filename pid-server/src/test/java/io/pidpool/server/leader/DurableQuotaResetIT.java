@@ -94,7 +94,7 @@ class DurableQuotaResetIT {
     void aResetLostWithItsLeaderWhileRedisWasDownIsAppliedByTheNextLeaderExactlyOnce() throws Exception {
         RedisQuotaProvisioner first = provisioner("s1");
         ClusterMember s1 = startLeader("s1", first, cluster.database.quotaResets());
-        apply(s1, new Operation.Add(M, List.of(spec("p1", 40, 10))));
+        apply(s1, new Operation.Add<>(M, List.of(spec("p1", 40, 10))));
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .until(() -> first.ledger().usage("p1", thisMonth()).limit() == 50);
@@ -102,7 +102,7 @@ class DurableQuotaResetIT {
 
         // Redis is down when RESET_QUOTA commits, and the committing leader dies before it is back
         redis.kill();
-        apply(s1, new Operation.ResetQuota(List.of("p1")));
+        apply(s1, new Operation.ResetQuota<>(List.of("p1")));
         assertThat(cluster.database.quotaResets().latest())
                 .extracting(QuotaResetLog.Reset::pidId, QuotaResetLog.Reset::generation)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("p1", 1L));
@@ -125,7 +125,7 @@ class DurableQuotaResetIT {
         assertThat(s2.quotaSync().resetsRepaired()).isEqualTo(1);
 
         // an ordinary reset with Redis up: generation 2, applied once at commit, never again
-        apply(s2, new Operation.ResetQuota(List.of("p1")));
+        apply(s2, new Operation.ResetQuota<>(List.of("p1")));
         await().atMost(WAIT).until(() -> used(second.ledger()) == 0);
         spend(second.ledger(), 7);
         long later = s2.quotaSync().reconciliations();
@@ -142,13 +142,13 @@ class DurableQuotaResetIT {
         // the control: the same story with QuotaResetLog.none() (what the leader did before V6)
         RedisQuotaProvisioner first = provisioner("s1");
         ClusterMember s1 = startLeader("s1", first, QuotaResetLog.none());
-        apply(s1, new Operation.Add(M, List.of(spec("p1", 40, 10))));
+        apply(s1, new Operation.Add<>(M, List.of(spec("p1", 40, 10))));
         await().atMost(WAIT)
                 .ignoreExceptions()
                 .until(() -> first.ledger().usage("p1", thisMonth()).limit() == 50);
         spend(first.ledger(), 30);
         redis.kill();
-        apply(s1, new Operation.ResetQuota(List.of("p1")));
+        apply(s1, new Operation.ResetQuota<>(List.of("p1")));
         s1.close();
         redis.restart();
         RedisQuotaProvisioner second = provisioner("s2");

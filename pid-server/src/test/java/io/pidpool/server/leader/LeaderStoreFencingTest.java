@@ -14,6 +14,7 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
@@ -21,7 +22,6 @@ import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.port.SealedOperation;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -94,7 +94,7 @@ class LeaderStoreFencingTest {
         BatchId id = new BatchId(42);
         repos.operations()
                 .append(BatchRecord.pending(
-                        id, List.of(new SealedOperation.Migrate(List.of("u1"), OPS)), "ops", Instant.now()));
+                        id, List.of(new Operation.Migrate<>(List.of("u1"), OPS)), "ops", Instant.now()));
 
         expectFenced(() -> new BatchApplier(repos, () -> {}).apply(id, A));
 

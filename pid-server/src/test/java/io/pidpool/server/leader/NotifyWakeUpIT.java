@@ -63,7 +63,7 @@ class NotifyWakeUpIT {
     private BatchId pendingBatch(long id, String pid) {
         var batch = OperationBatch.pending(
                 new BatchId(id),
-                List.of(new Operation.Add(A, List.of(new PidSpec(pid, "pw", 100, 0, Map.of())))),
+                List.of(new Operation.Add<>(A, List.of(new PidSpec<>(pid, "pw", 100, 0, Map.of())))),
                 "carol",
                 Instant.now());
         cluster.repositories.operations().append(BatchRecord.pending(batch, TestCluster::seal));

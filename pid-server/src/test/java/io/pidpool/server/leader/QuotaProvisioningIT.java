@@ -130,15 +130,15 @@ class QuotaProvisioningIT {
         return client;
     }
 
-    static BatchRecord apply(ClusterMember node, Operation op) throws Exception {
+    static BatchRecord apply(ClusterMember node, Operation<String> op) throws Exception {
         BatchId id = node.batches().submit(List.of(op), "alice");
         BatchRecord done = node.batches().await(id, WAIT).get(WAIT.toSeconds() + 5, TimeUnit.SECONDS);
         assertThat(done.status()).as("%s", done.results()).isEqualTo(BatchStatus.DEALED);
         return done;
     }
 
-    static PidSpec spec(String pid, long quota, long overage) {
-        return new PidSpec(pid, "secret-of-" + pid, quota, overage, Map.of());
+    static PidSpec<String> spec(String pid, long quota, long overage) {
+        return new PidSpec<>(pid, "secret-of-" + pid, quota, overage, Map.of());
     }
 
     static QuotaMonth thisMonth() {
@@ -173,7 +173,7 @@ class QuotaProvisioningIT {
         PidClient client = startClient(url);
 
         // ADD: quota 40 + overage 10 = a hard limit of 50
-        apply(leader, new Operation.Add(M, List.of(spec("p1", 40, 10))));
+        apply(leader, new Operation.Add<>(M, List.of(spec("p1", 40, 10))));
         await().atMost(WAIT).until(() -> client.heldPids().equals(Set.of("p1")));
         assertThat(loggedIn).containsEntry("p1", "secret-of-p1"); // the client opened the leader's sealing
         Duration add = awaitFirstGrant(client);
@@ -181,12 +181,12 @@ class QuotaProvisioningIT {
         assertThat(client.tryAcquire(1)).isEmpty();
 
         // UPDATE raising the limit to 80: 30 more, without restarting anything
-        apply(leader, new Operation.Update(List.of(spec("p1", 70, 10))));
+        apply(leader, new Operation.Update<>(List.of(spec("p1", 70, 10))));
         Duration update = awaitFirstGrant(client);
         assertThat(1 + drain(client)).isEqualTo(30);
 
         // RESET_QUOTA: the whole limit again
-        apply(leader, new Operation.ResetQuota(List.of("p1")));
+        apply(leader, new Operation.ResetQuota<>(List.of("p1")));
         Duration reset = awaitFirstGrant(client);
         assertThat(1 + drain(client)).isEqualTo(80);
         assertThat(provisioner.ledger().usage("p1", thisMonth()).used()).isEqualTo(80);
@@ -206,7 +206,7 @@ class QuotaProvisioningIT {
         assertThat(repaired).isLessThan(Duration.ofSeconds(10));
 
         // DELETE: the limit goes to 0 (and the PID is revoked)
-        apply(leader, new Operation.Delete(List.of("p1")));
+        apply(leader, new Operation.Delete<>(List.of("p1")));
         await().atMost(WAIT)
                 .until(() -> provisioner.ledger().usage("p1", thisMonth()).limit() == 0);
         await().atMost(WAIT).until(() -> client.heldPids().isEmpty());
@@ -249,7 +249,7 @@ class QuotaProvisioningIT {
 
         // Redis is down when the UPDATE commits: the batch is applied all the same...
         redis.kill();
-        apply(leader, new Operation.Update(List.of(spec("p1", 70, 10))));
+        apply(leader, new Operation.Update<>(List.of(spec("p1", 70, 10))));
         assertThat(cluster.pid("p1").hardLimit()).isEqualTo(80);
         assertThat(redis.alive()).isFalse();
         // ...and the leader provisions it once Redis is back

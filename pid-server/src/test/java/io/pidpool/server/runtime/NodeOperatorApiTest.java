@@ -83,7 +83,7 @@ class NodeOperatorApiTest {
         int pages = 0;
         do {
             var page = NodeOperatorApi.page(all, new PidQuery(null, null, null, after, 4));
-            page.pids().forEach(p -> seen.add(p.id()));
+            page.pids().forEach(p -> seen.add(p.pid().id()));
             after = page.next();
             pages++;
         } while (after != null && pages < 10);
@@ -102,9 +102,9 @@ class NodeOperatorApiTest {
     @Test
     void filtersByStatusAndMapsEveryField() {
         var page = NodeOperatorApi.page(pids(10), new PidQuery(null, null, PidAvailability.COOLDOWN, null, 100));
-        assertThat(page.pids()).extracting(OperatorApi.PidView::id).containsExactly("u03", "u06", "u09");
+        assertThat(page.pids()).extracting(p -> p.pid().id()).containsExactly("u03", "u06", "u09");
         assertThat(page.pids().get(1))
-                .isEqualTo(new OperatorApi.PidView(
-                        "u06", FIN, PidAvailability.COOLDOWN, 100, 5, InstanceId.of("h1"), PidState.ADDED, ""));
+                .isEqualTo(new OperatorApi.PidView(new ReadModel.Pid(
+                        "u06", FIN, PidAvailability.COOLDOWN, 100, 5, InstanceId.of("h1"), PidState.ADDED, "")));
     }
 }

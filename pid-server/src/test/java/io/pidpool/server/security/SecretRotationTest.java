@@ -32,7 +32,7 @@ class SecretRotationTest {
     final Repositories repos = InMemoryDatabase.create().repositories();
     final SecretSealer oldRing = SecretSealer.fromConfig("a", Map.of("a", A));
     final SecretSealer ring = SecretSealer.fromConfig("b", Map.of("a", A, "b", B));
-    final List<List<Operation>> submitted = new ArrayList<>();
+    final List<List<Operation<String>>> submitted = new ArrayList<>();
     final SecretRotation rotation = new SecretRotation(ring, repos.pids(), repos.operations(), (ops, who) -> {
         submitted.add(ops);
         return new BatchId(4242);
@@ -73,10 +73,12 @@ class SecretRotationTest {
         assertThat(report.unopenable()).containsExactly("p4");
         assertThat(report.batches()).containsExactly("4242");
         assertThat(submitted).hasSize(1);
-        Operation.Update update = (Operation.Update) submitted.get(0).get(0);
+        Operation.Update<String> update =
+                (Operation.Update<String>) submitted.get(0).get(0);
         assertThat(update.pids())
                 .containsExactly(
-                        new PidSpec("p1", "pw-1", 10, 5, Map.of("k", "v")), new PidSpec("p2", "pw-2", 20, 5, Map.of()));
+                        new PidSpec<>("p1", "pw-1", 10, 5, Map.of("k", "v")),
+                        new PidSpec<>("p2", "pw-2", 20, 5, Map.of()));
         assertThat(update.pids()).allSatisfy(spec -> assertThat(spec.toString()).doesNotContain("pw-"));
     }
 
@@ -85,7 +87,7 @@ class SecretRotationTest {
         repos.operations()
                 .append(BatchRecord.pending(
                         new BatchId(7),
-                        List.of(new io.pidpool.core.port.SealedOperation.ResetQuota(List.of("p1"))),
+                        List.of(new io.pidpool.core.model.Operation.ResetQuota<>(List.of("p1"))),
                         "someone",
                         Instant.parse("2026-01-01T00:00:00Z")));
         assertThatThrownBy(() -> rotation.reseal("ops-alice")).isInstanceOfSatisfying(PidPoolException.class, e -> {

@@ -8,12 +8,13 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
 import io.pidpool.core.model.ModuleKey;
+import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.PidAvailability;
 import io.pidpool.core.model.PidRecord;
+import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.PidState;
+import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchRecord;
-import io.pidpool.core.port.SealedOperation;
-import io.pidpool.core.port.SealedPidSpec;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.sim.SimPlatform;
@@ -479,7 +480,7 @@ public final class SimCluster {
                 length - sched.between(1 * MS, 300 * MS),
                 null,
                 "batch for the deposed leader",
-                () -> submit(List.of(new SealedOperation.Add(A, specs(2)))));
+                () -> submit(List.of(new Operation.Add<>(A, specs(2)))));
     }
 
     void addUnderLossyLeader() {
@@ -489,7 +490,7 @@ public final class SimCluster {
             return;
         }
         lostReplies(leader.nodeId(), sched.between(300 * MS, 1500 * MS), 0.5);
-        submit(List.of(new SealedOperation.Add(A, specs(3))));
+        submit(List.of(new Operation.Add<>(A, specs(3))));
     }
 
     /**
@@ -514,7 +515,7 @@ public final class SimCluster {
         });
         lostReplies(leader.nodeId(), length, 0.5);
         ModuleKey module = sched.chance(0.5) ? A : B;
-        submit(List.of(new SealedOperation.Add(module, specs(4))));
+        submit(List.of(new Operation.Add<>(module, specs(4))));
         addClient(module, sched.between(0, 300 * MS));
     }
 
@@ -522,7 +523,7 @@ public final class SimCluster {
     void starveRevocations() {
         String name = randomClient();
         slowCallbacks(name);
-        submit(List.of(new SealedOperation.Add(clientModule.get(name), specs(6))));
+        submit(List.of(new Operation.Add<>(clientModule.get(name), specs(6))));
         long cut = sched.between(500 * MS, 2 * S);
         sched.after(cut, null, "cut " + name, () -> {
             if (faulting() && zkOf(name) != null) {
@@ -531,11 +532,11 @@ public final class SimCluster {
         });
     }
 
-    private List<SealedPidSpec> specs(int n) {
-        List<SealedPidSpec> specs = new ArrayList<>();
+    private List<PidSpec<SealedSecret>> specs(int n) {
+        List<PidSpec<SealedSecret>> specs = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             String id = "n" + (pidSeq++);
-            specs.add(new SealedPidSpec(id, TestCluster.secret(id), 10_000, 0, Map.of()));
+            specs.add(new PidSpec<>(id, TestCluster.secret(id), 10_000, 0, Map.of()));
         }
         return specs;
     }
@@ -545,21 +546,21 @@ public final class SimCluster {
         database.repositories().pids().loadAccounts().pids().forEach(p -> existing.add(p.id()));
         existing.sort(null);
         String some = existing.isEmpty() ? "a0" : existing.get((int) sched.between(0, existing.size() - 1));
-        SealedOperation op =
+        Operation<SealedSecret> op =
                 switch ((int) sched.between(0, 5)) {
-                    case 0 -> new SealedOperation.Add(sched.chance(0.7) ? A : B, specs((int) sched.between(1, 4)));
+                    case 0 -> new Operation.Add<>(sched.chance(0.7) ? A : B, specs((int) sched.between(1, 4)));
                     case 1 ->
-                        new SealedOperation.Update(List.of(new SealedPidSpec(
+                        new Operation.Update<>(List.of(new PidSpec<>(
                                 some, TestCluster.secret(some + "x" + sched.now()), 20_000, 5, Map.of())));
-                    case 2 -> new SealedOperation.Delete(List.of(some));
-                    case 3 -> new SealedOperation.Migrate(List.of(some), sched.chance(0.5) ? A : B);
-                    case 4 -> new SealedOperation.ResetQuota(List.of(some));
-                    default -> new SealedOperation.SetServers(sched.chance(0.5) ? A : B, (int) sched.between(1, 4), 0);
+                    case 2 -> new Operation.Delete<>(List.of(some));
+                    case 3 -> new Operation.Migrate<>(List.of(some), sched.chance(0.5) ? A : B);
+                    case 4 -> new Operation.ResetQuota<>(List.of(some));
+                    default -> new Operation.SetServers<>(sched.chance(0.5) ? A : B, (int) sched.between(1, 4), 0);
                 };
         submit(List.of(op));
     }
 
-    private void submit(List<SealedOperation> ops) {
+    private void submit(List<Operation<SealedSecret>> ops) {
         BatchId id = new BatchId(batchSeq++);
         database.repositories().operations().append(BatchRecord.pending(id, ops, "operator", clock.instant()));
         submitted.add(id);

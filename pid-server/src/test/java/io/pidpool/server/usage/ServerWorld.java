@@ -119,7 +119,8 @@ final class ServerWorld implements AutoCloseable {
         };
     }
 
-    static BatchRecord apply(PidServer server, Operation... ops) throws Exception {
+    @SafeVarargs
+    static BatchRecord apply(PidServer server, Operation<String>... ops) throws Exception {
         BatchId id = server.node().batches().submit(List.of(ops), "it");
         BatchRecord done = server.node().batches().await(id, WAIT).get(WAIT.toSeconds() + 5, TimeUnit.SECONDS);
         assertThat(done.status()).as("%s", done.results()).isEqualTo(BatchStatus.DEALED);

@@ -47,14 +47,14 @@ class UsageApiIT {
             ServerWorld.awaitLeader(server);
             ServerWorld.apply(
                     server,
-                    new Operation.SetServers(M, 1, 0),
-                    new Operation.SetServers(IDLE, 1, 0),
-                    new Operation.Add(
+                    new Operation.SetServers<>(M, 1, 0),
+                    new Operation.SetServers<>(IDLE, 1, 0),
+                    new Operation.Add<>(
                             M,
                             List.of(
-                                    new PidSpec("p1", "pw1", 30, 20, Map.of()),
-                                    new PidSpec("p2", "pw2", 30, 0, Map.of()))),
-                    new Operation.Add(IDLE, List.of(new PidSpec("q1", "pw3", 100, 0, Map.of()))));
+                                    new PidSpec<>("p1", "pw1", 30, 20, Map.of()),
+                                    new PidSpec<>("p2", "pw2", 30, 0, Map.of()))),
+                    new Operation.Add<>(IDLE, List.of(new PidSpec<>("q1", "pw3", 100, 0, Map.of()))));
             PidClient client = world.startClient(M.toString(), "box", ServerWorld.quietListener());
             await().atMost(ServerWorld.WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2")));
             Map<String, Long> used = new HashMap<>();

@@ -50,13 +50,13 @@ class UsageSyncServerIT {
             ServerWorld.awaitLeader(server);
             ServerWorld.apply(
                     server,
-                    new Operation.SetServers(M, 1, 0),
-                    new Operation.Add(
+                    new Operation.SetServers<>(M, 1, 0),
+                    new Operation.Add<>(
                             M,
                             List.of(
-                                    new PidSpec("p1", "pw1", 40, 0, Map.of()),
-                                    new PidSpec("p2", "pw2", 40, 0, Map.of()),
-                                    new PidSpec("p3", "pw3", 40, 0, Map.of()))));
+                                    new PidSpec<>("p1", "pw1", 40, 0, Map.of()),
+                                    new PidSpec<>("p2", "pw2", 40, 0, Map.of()),
+                                    new PidSpec<>("p3", "pw3", 40, 0, Map.of()))));
             PidClient client = world.startClient(M.toString(), "box", ServerWorld.quietListener());
             await().atMost(ServerWorld.WAIT).until(() -> client.heldPids().equals(Set.of("p1", "p2", "p3")));
 
