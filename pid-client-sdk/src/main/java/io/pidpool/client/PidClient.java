@@ -259,12 +259,7 @@ public interface PidClient extends AutoCloseable {
 
         /** ZooKeeper ensemble, e.g. {@code zk1:2181,zk2:2181}. Required. */
         public Builder connectString(String connectString) {
-            requireArgument(
-                    connectString != null && !connectString.isBlank() && !connectString.contains("/"),
-                    "connectString",
-                    "connectString must be host:port[,host:port...] without a chroot, was '%s'",
-                    connectString);
-            this.connectString = connectString.strip();
+            this.connectString = ZkSessions.requireConnectString(connectString);
             return this;
         }
 

@@ -140,12 +140,7 @@ public interface SingleFlight extends AutoCloseable {
 
         /** ZooKeeper ensemble {@code host:port[,host:port...]}; the single-flight owns its client. */
         public Builder connectString(String connectString) {
-            requireArgument(
-                    connectString != null && !connectString.isBlank() && !connectString.contains("/"),
-                    "connectString",
-                    "connectString must be host:port[,host:port...] without a chroot, was '%s'",
-                    connectString);
-            this.connectString = connectString.strip();
+            this.connectString = ZkSessions.requireConnectString(connectString);
             return this;
         }
 

@@ -24,6 +24,21 @@ public final class ZkSessions {
     }
 
     /**
+     * {@code connectString} stripped, if it is a ZooKeeper ensemble {@code host:port[,host:port...]}
+     * without a chroot (the namespace comes from the cluster name).
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code INVALID_ARGUMENT} ({@code connectString})
+     */
+    public static String requireConnectString(String connectString) {
+        requireArgument(
+                connectString != null && !connectString.isBlank() && !connectString.contains("/"),
+                "connectString",
+                "connectString must be host:port[,host:port...] without a chroot, was '%s'",
+                connectString);
+        return connectString.strip();
+    }
+
+    /**
      * The name written into this process's nodes for operators: {@code HOSTNAME} if set (containers
      * set it), else the local host's name, else {@code localhost}.
      */
