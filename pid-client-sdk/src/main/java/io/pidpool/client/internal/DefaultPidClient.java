@@ -29,9 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException.Code;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -207,18 +205,10 @@ public final class DefaultPidClient implements PidClient {
         this.settings = settings;
         this.ticker = settings.ticker();
         int n = CLIENTS.incrementAndGet();
-        int timeoutMs = (int) settings.sessionTimeout().toMillis();
         this.curator = settings.zkAuth()
                 .configure(
-                        CuratorFrameworkFactory.builder()
-                                .connectString(settings.connectString())
-                                .namespace(settings.layout().namespace())
-                                .sessionTimeoutMs(timeoutMs)
-                                .connectionTimeoutMs(timeoutMs)
-                                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                                // use the ensemble as configured; never switch to addresses the
-                                // servers advertise
-                                .ensembleTracker(false),
+                        ZkSessions.clientBuilder(settings.connectString(), settings.sessionTimeout())
+                                .namespace(settings.layout().namespace()),
                         settings.layout().namespace())
                 .build();
         this.stateThread = Executors.newSingleThreadScheduledExecutor(daemon("pidclient-state-" + n));

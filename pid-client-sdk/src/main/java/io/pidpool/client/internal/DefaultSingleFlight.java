@@ -1,11 +1,11 @@
 package io.pidpool.client.internal;
 
-import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 import static io.pidpool.core.error.Preconditions.requireState;
 
 import io.pidpool.client.SingleFlight;
 import io.pidpool.client.internal.zk.ZkAuth;
+import io.pidpool.client.internal.zk.ZkSessions;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
@@ -25,9 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,22 +91,11 @@ public final class DefaultSingleFlight implements SingleFlight {
             Clock clock,
             Ticker ticker) {
         if (curator != null) {
-            requireArgument(
-                    curator.getState() == CuratorFrameworkState.STARTED,
-                    "curator",
-                    "the Curator client must be started, was %s",
-                    curator.getState());
+            ZkSessions.requireStarted(curator);
             return new DefaultSingleFlight(curator, false, cluster, zkAuth, maxWait, sweepInterval, clock, ticker);
         }
-        int timeoutMs = (int) sessionTimeout.toMillis();
         CuratorFramework client = zkAuth.configure(
-                        CuratorFrameworkFactory.builder()
-                                .connectString(connectString)
-                                .sessionTimeoutMs(timeoutMs)
-                                .connectionTimeoutMs(timeoutMs)
-                                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                                .ensembleTracker(false),
-                        new ZkLayout(cluster).namespace())
+                        ZkSessions.clientBuilder(connectString, sessionTimeout), new ZkLayout(cluster).namespace())
                 .build();
         client.start();
         try {

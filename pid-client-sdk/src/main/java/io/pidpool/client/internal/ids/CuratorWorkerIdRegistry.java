@@ -29,11 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
@@ -615,22 +612,10 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                     "connectString",
                     "give exactly one of curator(...) and connectString(...)");
             if (curator != null) {
-                requireArgument(
-                        curator.getState() == CuratorFrameworkState.STARTED,
-                        "curator",
-                        "the Curator client must be started, was %s",
-                        curator.getState());
-                return new CuratorWorkerIdRegistry(this, curator, false);
+                return new CuratorWorkerIdRegistry(this, ZkSessions.requireStarted(curator), false);
             }
-            int timeoutMs = (int) sessionTimeout.toMillis();
             CuratorFramework client = zkAuth.configure(
-                            CuratorFrameworkFactory.builder()
-                                    .connectString(connectString)
-                                    .sessionTimeoutMs(timeoutMs)
-                                    .connectionTimeoutMs(timeoutMs)
-                                    .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
-                                    .ensembleTracker(false),
-                            new ZkLayout(cluster).namespace())
+                            ZkSessions.clientBuilder(connectString, sessionTimeout), new ZkLayout(cluster).namespace())
                     .build();
             client.start();
             try {

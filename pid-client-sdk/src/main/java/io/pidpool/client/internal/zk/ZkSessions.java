@@ -4,6 +4,10 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 
 import java.net.InetAddress;
 import java.time.Duration;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /** What every participant that opens a ZooKeeper session shares: bounds and its host's name. */
 public final class ZkSessions {
@@ -21,6 +25,35 @@ public final class ZkSessions {
                 "sessionTimeout must be within 100 ms..10 min, was %s",
                 timeout);
         return timeout;
+    }
+
+    /**
+     * A Curator client builder with the settings every PidPool participant uses: session and
+     * connection timeout {@code sessionTimeout}, a short exponential retry, and the ensemble as
+     * configured (never the addresses the servers advertise). The caller adds auth and namespace.
+     */
+    public static CuratorFrameworkFactory.Builder clientBuilder(String connectString, Duration sessionTimeout) {
+        int timeoutMs = (int) sessionTimeout.toMillis();
+        return CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(timeoutMs)
+                .connectionTimeoutMs(timeoutMs)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3, 1000))
+                .ensembleTracker(false);
+    }
+
+    /**
+     * {@code curator} if it is started (a client given to a participant to share).
+     *
+     * @throws io.pidpool.core.error.PidPoolException {@code INVALID_ARGUMENT} ({@code curator})
+     */
+    public static CuratorFramework requireStarted(CuratorFramework curator) {
+        requireArgument(
+                curator.getState() == CuratorFrameworkState.STARTED,
+                "curator",
+                "the Curator client must be started, was %s",
+                curator.getState());
+        return curator;
     }
 
     /**
