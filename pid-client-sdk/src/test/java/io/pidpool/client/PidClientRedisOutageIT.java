@@ -113,55 +113,26 @@ class PidClientRedisOutageIT {
             assertThat(client.tryAcquire(1)).isPresent(); // warm: every pooled connection is in use once
         }
 
-        ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Permit> permits = new ConcurrentLinkedQueue<>();
-        AtomicBoolean running = new AtomicBoolean(true);
-        Thread caller = new Thread(
-                () -> {
-                    while (running.get()) {
-                        long start = System.nanoTime();
-                        try {
-                            Optional<Permit> p = client.tryAcquire(1);
-                            p.ifPresent(permits::add);
-                            calls.add(new Call(start, System.nanoTime(), p.isPresent(), null));
-                        } catch (PidPoolException e) {
-                            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE);
-                            calls.add(new Call(start, System.nanoTime(), false, e.getMessage()));
-                        }
-                        LockSupport.parkNanos(2_000_000);
-                    }
-                },
-                "outage-caller");
-        caller.start();
-        Thread.sleep(300);
-        long cut = System.nanoTime();
-        redisProxy.blackHole();
-        Thread.sleep(CUT.toMillis());
-        long heal = System.nanoTime();
-        redisProxy.restore();
-        Thread.sleep(3000);
-        running.set(false);
-        caller.join(10_000);
+        Outage outage = throughACut("outage-caller", () -> {
+            Optional<Permit> p = client.tryAcquire(1);
+            p.ifPresent(permits::add);
+            return p.isPresent();
+        });
+        long cut = outage.cut();
+        long heal = outage.heal();
 
-        List<Call> all = List.copyOf(calls);
-        long longest = all.stream().mapToLong(Call::millis).max().orElseThrow();
+        List<Call> all = outage.calls();
+        long longest = outage.longest();
         assertThat(longest)
                 .as("no caller waits longer than the acquire timeout (cut %d s)", CUT.toSeconds())
                 .isLessThanOrEqualTo(1000 + SLACK.toMillis());
-        Call firstFailure = all.stream()
-                .filter(c -> c.error() != null)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no call failed during the cut"));
+        Call firstFailure = outage.firstFailure("no call failed during the cut");
         // once the first call ran out of time, Redis is known to be away: the rest fail at once
-        List<Call> whileKnownAway = all.stream()
-                .filter(c -> c.start() > firstFailure.end() && c.end() < heal)
-                .toList();
+        List<Call> whileKnownAway = outage.whileKnownAway(firstFailure);
         long slowestKnownAway =
                 whileKnownAway.stream().mapToLong(Call::millis).max().orElse(0);
-        Call firstPermitAfterHeal = all.stream()
-                .filter(c -> c.permit() && c.end() > heal)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no permit after Redis came back"));
+        Call firstPermitAfterHeal = outage.firstSuccessAfterHeal("no permit after Redis came back");
         long resumedMs = TimeUnit.NANOSECONDS.toMillis(firstPermitAfterHeal.end() - heal);
         List<Call> failedAfterResumption = all.stream()
                 .filter(c -> c.error() != null && c.start() > firstPermitAfterHeal.end())
@@ -224,54 +195,25 @@ class PidClientRedisOutageIT {
         }
         client.refund(permits.get(0).deductionId(), "r1", 1); // warm the lookup and refund scripts
 
-        ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
-        AtomicBoolean running = new AtomicBoolean(true);
-        Thread refunder = new Thread(
-                () -> {
-                    for (int i = 0; running.get(); i++) {
-                        Permit p = permits.get(i % permits.size());
-                        long start = System.nanoTime();
-                        try {
-                            client.refund(p.deductionId(), "r1", 1);
-                            calls.add(new Call(start, System.nanoTime(), true, null));
-                        } catch (PidPoolException e) {
-                            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE);
-                            calls.add(new Call(start, System.nanoTime(), false, e.getMessage()));
-                        }
-                        LockSupport.parkNanos(2_000_000);
-                    }
-                },
-                "outage-refunder");
-        refunder.start();
-        Thread.sleep(300);
-        long cut = System.nanoTime();
-        redisProxy.blackHole();
-        Thread.sleep(CUT.toMillis());
-        long heal = System.nanoTime();
-        redisProxy.restore();
-        Thread.sleep(3000);
-        running.set(false);
-        refunder.join(30_000);
-        assertThat(refunder.isAlive()).as("the refunding thread ended").isFalse();
+        int[] next = {0};
+        Outage outage = throughACut("outage-refunder", () -> {
+            Permit p = permits.get(next[0]++ % permits.size());
+            client.refund(p.deductionId(), "r1", 1);
+            return true;
+        });
+        long cut = outage.cut();
+        long heal = outage.heal();
 
-        List<Call> all = List.copyOf(calls);
-        long longest = all.stream().mapToLong(Call::millis).max().orElseThrow();
+        List<Call> all = outage.calls();
+        long longest = outage.longest();
         assertThat(longest)
                 .as("no refund waits longer than the acquire timeout (cut %d s)", CUT.toSeconds())
                 .isLessThanOrEqualTo(1000 + SLACK.toMillis());
-        Call firstFailure = all.stream()
-                .filter(c -> c.error() != null)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no refund failed during the cut"));
-        List<Call> whileKnownAway = all.stream()
-                .filter(c -> c.start() > firstFailure.end() && c.end() < heal)
-                .toList();
+        Call firstFailure = outage.firstFailure("no refund failed during the cut");
+        List<Call> whileKnownAway = outage.whileKnownAway(firstFailure);
         long slowestKnownAway =
                 whileKnownAway.stream().mapToLong(Call::millis).max().orElse(0);
-        Call firstAfterHeal = all.stream()
-                .filter(c -> c.permit() && c.end() > heal)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no refund succeeded after Redis came back"));
+        Call firstAfterHeal = outage.firstSuccessAfterHeal("no refund succeeded after Redis came back");
         long resumedMs = TimeUnit.NANOSECONDS.toMillis(firstAfterHeal.end() - heal);
         long failedAfterResumption = all.stream()
                 .filter(c -> c.error() != null && c.start() > firstAfterHeal.end())
@@ -313,6 +255,76 @@ class PidClientRedisOutageIT {
                 .isZero();
         assertThat(listener.violations()).isEmpty();
         assertThat(platform.violations()).isEmpty();
+    }
+
+    /** One call of the thread that runs through the cut: true if it succeeded (a permit, a refund). */
+    @FunctionalInterface
+    private interface OneCall {
+        boolean run();
+    }
+
+    /** The calls made through one cut, and when Redis was cut and healed (nanos). */
+    private record Outage(List<Call> calls, long cut, long heal) {
+        long longest() {
+            return calls.stream().mapToLong(Call::millis).max().orElseThrow();
+        }
+
+        Call firstFailure(String none) {
+            return calls.stream()
+                    .filter(c -> c.error() != null)
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(none));
+        }
+
+        /** The calls that started after {@code firstFailure} ended and ended before the heal. */
+        List<Call> whileKnownAway(Call firstFailure) {
+            return calls.stream()
+                    .filter(c -> c.start() > firstFailure.end() && c.end() < heal)
+                    .toList();
+        }
+
+        Call firstSuccessAfterHeal(String none) {
+            return calls.stream()
+                    .filter(c -> c.permit() && c.end() > heal)
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(none));
+        }
+    }
+
+    /**
+     * Runs {@code call} on a thread of its own every 2 ms: 300 ms before the cut, {@link #CUT} with
+     * Redis black-holed, and 3 s after the heal. A call may fail only with {@code UNAVAILABLE}.
+     */
+    private Outage throughACut(String threadName, OneCall call) throws InterruptedException {
+        ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread caller = new Thread(
+                () -> {
+                    while (running.get()) {
+                        long start = System.nanoTime();
+                        try {
+                            boolean ok = call.run();
+                            calls.add(new Call(start, System.nanoTime(), ok, null));
+                        } catch (PidPoolException e) {
+                            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+                            calls.add(new Call(start, System.nanoTime(), false, e.getMessage()));
+                        }
+                        LockSupport.parkNanos(2_000_000);
+                    }
+                },
+                threadName);
+        caller.start();
+        Thread.sleep(300);
+        long cut = System.nanoTime();
+        redisProxy.blackHole();
+        Thread.sleep(CUT.toMillis());
+        long heal = System.nanoTime();
+        redisProxy.restore();
+        Thread.sleep(3000);
+        running.set(false);
+        caller.join(30_000);
+        assertThat(caller.isAlive()).as("the %s thread ended", threadName).isFalse();
+        return new Outage(List.copyOf(calls), cut, heal);
     }
 
     /** The steps of {@code PidClientQuotaIT.assign}: limits as the leader sets them, then the hand-out. */
