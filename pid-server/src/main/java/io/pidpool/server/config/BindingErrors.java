@@ -23,7 +23,8 @@ final class BindingErrors {
 
     /** The file is not YAML, or not a mapping at its top. */
     static ConfigException ofParsing(JsonProcessingException e, String sourceName) {
-        return ConfigException.of("config", sourceName + " is not valid YAML" + where(e.getLocation()) + yamlProblem(e));
+        return ConfigException.of(
+                "config", sourceName + " is not valid YAML" + where(e.getLocation()) + yamlProblem(e));
     }
 
     /** The merged tree does not bind to {@link ServerConfig}; {@code sourceOf} names a key's origin. */

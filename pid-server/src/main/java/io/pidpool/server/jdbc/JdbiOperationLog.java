@@ -123,7 +123,8 @@ final class JdbiOperationLog implements OperationLog {
     @Override
     public Optional<BatchRecord> find(BatchId id) {
         Preconditions.requireNonNull(id, "id");
-        return session.snapshot(h -> BatchRows.load(h, List.of(id.value())).stream().findFirst());
+        return session.snapshot(
+                h -> BatchRows.load(h, List.of(id.value())).stream().findFirst());
     }
 
     @Override

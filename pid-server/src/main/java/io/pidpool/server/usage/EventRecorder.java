@@ -94,8 +94,14 @@ final class EventRecorder {
     }
 
     private void applyDeduction(UsageEvent e, String db) {
-        Deduction d =
-                new Deduction(e.deductionId(), e.pid(), db, e.sequence(), e.amount(), e.month().value(), e.appendedAt());
+        Deduction d = new Deduction(
+                e.deductionId(),
+                e.pid(),
+                db,
+                e.sequence(),
+                e.amount(),
+                e.month().value(),
+                e.appendedAt());
         try {
             if (ledger.recordDeduction(d)) {
                 recorded++;

@@ -70,8 +70,8 @@ final class MonthRecordRecovery {
         YearMonth now = YearMonth.now(clock.withZone(ZoneOffset.UTC));
         scan.add(new QuotaMonth(now));
         scan.add(new QuotaMonth(now.minusMonths(1)));
-        Set<String> pids = new HashSet<>(
-                redisson.<String, String>getMap(keys.pids(shard), StringCodec.INSTANCE).keySet(1_000));
+        Set<String> pids = new HashSet<>(redisson.<String, String>getMap(keys.pids(shard), StringCodec.INSTANCE)
+                .keySet(1_000));
         for (QuotaMonth month : scan) {
             Set<String> monthPids = new HashSet<>(pids);
             monthPids.addAll(redisson.<String, String>getMap(keys.deductionIndex(shard, month), StringCodec.INSTANCE)
@@ -199,7 +199,8 @@ final class MonthRecordRecovery {
         try {
             recordWithNextSequence(seq -> ledger.recordDeduction(
                     new Deduction(did, pid, LedgerClientIds.recovery(shard), seq, amount, month.value(), at)));
-            LOG.warn("usage shard {}: deduction {} of {} in {} recovered from the month record", shard, did, pid, month);
+            LOG.warn(
+                    "usage shard {}: deduction {} of {} in {} recovered from the month record", shard, did, pid, month);
             return true;
         } catch (PidPoolException ex) {
             if (ex.code() == ErrorCode.CONFLICT && ledger.findDeduction(did).isPresent()) {
@@ -212,10 +213,8 @@ final class MonthRecordRecovery {
     private void recordWithNextSequence(LongConsumer write) {
         String client = LedgerClientIds.recovery(shard);
         for (int attempt = 0; ; attempt++) {
-            long next = ledger.progress(client)
-                            .map(SequenceProgress::highestSeen)
-                            .orElse(0L)
-                    + 1;
+            long next =
+                    ledger.progress(client).map(SequenceProgress::highestSeen).orElse(0L) + 1;
             try {
                 write.accept(next);
                 return;

@@ -225,8 +225,7 @@ public final class UsageLedgerSync {
             }
             log.trim(shard);
         }
-        List<String> stillDrifting =
-                recorder.orphans().isEmpty() ? List.of() : records.catchUp(recorder.drifted());
+        List<String> stillDrifting = recorder.orphans().isEmpty() ? List.of() : records.catchUp(recorder.drifted());
         for (GapAlert alert : alerts) {
             LOG.warn(
                     "usage shard {}: events {}..{} of client {} (incarnation {}) are neither in the database nor in"

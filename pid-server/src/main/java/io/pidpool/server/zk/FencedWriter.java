@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * {@code maxOpsPerMulti} operations ({@link UnitQueue}), several of which may be in flight at once
  * (pipelined: ZooKeeper applies one session's requests in order). Nothing here is a synchronous round
  * trip per node. This class decides what an answer means for the term (the states below); {@link
- * MultiOpBatch} maps an answer back to the units it carried.
+ * MultiOpBatch} maps an answer back to the units it carried. The states, the in-flight count and the
+ * outcome rules stay together here: they are one protocol, whose guarantees (queue order, fencing
+ * once, nothing sent after a refusal) hold under its one lock.
  *
  * <p>Outcomes, per unit:
  *
@@ -242,7 +244,8 @@ public final class FencedWriter implements AutoCloseable {
             inFlight--;
             if (rc == Code.OK.intValue()) {
                 batch.committed(
-                        results, (unit, unitResults) -> completions.add(new Completion(unit.future(), unitResults, null)));
+                        results,
+                        (unit, unitResults) -> completions.add(new Completion(unit.future(), unitResults, null)));
             } else if (results != null && results.size() == batch.size()) {
                 int failed = MultiOpBatch.firstFailure(results);
                 int err = failed < 0 ? rc : results.get(failed).code();

@@ -1,6 +1,5 @@
 package io.pidpool.server.runtime;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pidpool.server.config.ConfigException;
