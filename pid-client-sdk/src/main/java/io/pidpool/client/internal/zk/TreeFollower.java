@@ -468,13 +468,21 @@ public final class TreeFollower<N> implements AutoCloseable {
                     long at = gen.breaks.get();
                     submit(() -> registered(gen, at));
                 } else {
-                    log.warn("Could not watch {} ({}); trying again on reconnection", path, rc);
+                    watchFailed(rc.toString());
                 }
             });
             return true;
         } catch (Exception e) {
-            log.warn("Could not watch {} ({}); trying again on reconnection", path, e.toString());
+            watchFailed(e.toString());
             return false;
+        }
+    }
+
+    private void watchFailed(String why) {
+        if (mode == Mode.LEAN) {
+            log.warn("Could not watch {} ({}); trying again on reconnection", path, why);
+        } else {
+            log.debug("Could not watch {} ({}); waiting for the next connection", path, why); // every one re-adds it
         }
     }
 
