@@ -58,6 +58,16 @@ public interface OperationLog {
      */
     BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch);
 
+    /**
+     * {@link #transition(BatchId, BatchStatus, List, Epoch)} for a caller that has read the batch
+     * already: a batch's operations never change once appended, so an implementation may read only
+     * its status and epoch again (under the same lock) and use {@code known} when they are unchanged,
+     * instead of loading every PID of a large batch once more.
+     */
+    default BatchRecord transition(BatchRecord known, BatchStatus next, List<OperationResult> results, Epoch epoch) {
+        return transition(known.id(), next, results, epoch);
+    }
+
     /** Marks a batch DEALING: the leader of {@code epoch} is applying it. */
     default BatchRecord markDealing(BatchId id, Epoch epoch) {
         return transition(id, BatchStatus.DEALING, List.of(), epoch);

@@ -301,6 +301,26 @@ public abstract class OperationLogContract extends RepositoryContract {
     }
 
     @Test
+    void aTransitionFromAHeldCopyChecksTheStoredStatusAndEpochFirst() {
+        log().append(simple(1));
+        BatchRecord pending = log().find(new BatchId(1)).orElseThrow();
+        BatchRecord dealing = log().transition(pending, BatchStatus.DEALING, List.of(), E1);
+        assertThat(log().find(new BatchId(1))).contains(dealing);
+
+        // a stale copy: the batch moved on (another epoch took it over) since it was read
+        BatchRecord takenOver = log().markDealing(new BatchId(1), E2);
+        expectError(ErrorCode.FENCED, "epoch", () -> log().transition(dealing, BatchStatus.DEALED, twoResults(), E1));
+        expectError(ErrorCode.ILLEGAL_STATE, null, () -> log().transition(pending, BatchStatus.PENDING, List.of(), E2));
+        assertThat(log().find(new BatchId(1))).contains(takenOver);
+
+        BatchRecord dealed = log().transition(takenOver, BatchStatus.DEALED, twoResults(), E2);
+        assertThat(log().find(new BatchId(1))).contains(dealed);
+        expectError(
+                ErrorCode.ILLEGAL_STATE, null, () -> log().transition(takenOver, BatchStatus.FAILED, twoResults(), E2));
+        expectError(ErrorCode.NOT_FOUND, "id", () -> log().transition(simple(404), BatchStatus.DEALING, List.of(), E1));
+    }
+
+    @Test
     void unknownBatchIsNotFound() {
         expectError(ErrorCode.NOT_FOUND, "id", () -> log().markDealing(new BatchId(404), E1));
     }

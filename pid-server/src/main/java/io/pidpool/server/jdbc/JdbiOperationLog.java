@@ -22,8 +22,9 @@ import org.jdbi.v3.core.statement.PreparedBatch;
  * {@link OperationLog} on tables {@code op_batch}, {@code op_operation}, {@code op_pid} and
  * {@code op_pid_attribute}: one row per batch, per operation, per PID named and per attribute, so
  * an operation is stored in columns rather than as an opaque document ({@link BatchRows}). A
- * transition locks the batch row, reloads the batch and lets {@link BatchRecord#transition} decide,
- * the same code the fake runs. Thread-safe.
+ * transition locks the batch row, reloads the batch (or only its status and epoch, when the caller
+ * holds the batch already: its operations never change) and lets {@link BatchRecord#transition}
+ * decide, the same code the fake runs. Thread-safe.
  */
 final class JdbiOperationLog implements OperationLog {
     private final JdbiSession session;
@@ -166,36 +167,61 @@ final class JdbiOperationLog implements OperationLog {
     public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
         Preconditions.requireNonNull(id, "id");
         return session.write("id", h -> {
-            boolean exists = h.createQuery("SELECT batch_id FROM op_batch WHERE batch_id = :id FOR UPDATE")
-                    .bind("id", id.value())
-                    .mapTo(Long.class)
-                    .findOne()
-                    .isPresent();
-            if (!exists) {
-                throw PidPoolException.notFound("id", "batch %s does not exist", id);
-            }
-            BatchRecord stored = BatchRows.load(h, List.of(id.value())).get(0);
-            BatchRecord moved = stored.transition(next, results, epoch, clock.instant());
-            h.createUpdate("UPDATE op_batch SET status = :status, leader_epoch = :epoch, updated_at = :updated"
-                            + " WHERE batch_id = :id")
-                    .bind("id", id.value())
-                    .bind("status", moved.status().name())
-                    .bind("epoch", moved.epoch().value())
-                    .bind("updated", Rows.toDb(moved.updatedAt()))
-                    .execute();
-            if (!moved.results().isEmpty()) {
-                PreparedBatch rows = h.prepareBatch("UPDATE op_operation SET result_ok = :ok, result_message = :message"
-                        + " WHERE batch_id = :id AND op_index = :index");
-                for (OperationResult r : moved.results()) {
-                    rows.bind("id", id.value())
-                            .bind("index", r.index())
-                            .bind("ok", r.ok())
-                            .bind("message", r.message())
-                            .add();
-                }
-                rows.execute();
-            }
-            return moved;
+            lock(h, id);
+            return move(h, BatchRows.load(h, List.of(id.value())).get(0), next, results, epoch);
         });
+    }
+
+    @Override
+    public BatchRecord transition(BatchRecord known, BatchStatus next, List<OperationResult> results, Epoch epoch) {
+        Preconditions.requireNonNull(known, "known");
+        return session.write("id", h -> {
+            Moved stored = lock(h, known.id());
+            // results are written only with a final status, so status and epoch say it all
+            boolean current = stored.status() == known.status()
+                    && stored.epoch() == known.epoch().value();
+            BatchRecord batch = current
+                    ? known
+                    : BatchRows.load(h, List.of(known.id().value())).get(0);
+            return move(h, batch, next, results, epoch);
+        });
+    }
+
+    /** What a transition changes: the status and epoch (and, with a final status, the results). */
+    private record Moved(BatchStatus status, long epoch) {}
+
+    /** Locks the batch row to the end of the transaction and reads what transitions change. */
+    private static Moved lock(Handle h, BatchId id) {
+        return h.createQuery("SELECT status, leader_epoch FROM op_batch WHERE batch_id = :id FOR UPDATE")
+                .bind("id", id.value())
+                .map((rs, ctx) -> new Moved(BatchStatus.valueOf(rs.getString(1)), rs.getLong(2)))
+                .findOne()
+                .orElseThrow(() -> PidPoolException.notFound("id", "batch %s does not exist", id));
+    }
+
+    private BatchRecord move(
+            Handle h, BatchRecord stored, BatchStatus next, List<OperationResult> results, Epoch epoch) {
+        long id = stored.id().value();
+        BatchRecord moved = stored.transition(next, results, epoch, clock.instant());
+        h.createUpdate("UPDATE op_batch SET status = :status, leader_epoch = :epoch, updated_at = :updated"
+                        + " WHERE batch_id = :id")
+                .bind("id", id)
+                .bind("status", moved.status().name())
+                .bind("epoch", moved.epoch().value())
+                .bind("updated", Rows.toDb(moved.updatedAt()))
+                .execute();
+        if (!moved.results().isEmpty()) {
+            PreparedBatch rows = h.prepareBatch("UPDATE op_operation SET result_ok = :ok, result_message = :message"
+                    + " WHERE batch_id = :id AND op_index = :index");
+            for (OperationResult r : moved.results()) {
+                rows.bind("id", id)
+                        .bind("index", r.index())
+                        .bind("ok", r.ok())
+                        .bind("message", r.message())
+                        .add();
+            }
+            rows.execute();
+        }
+        return moved;
     }
 }

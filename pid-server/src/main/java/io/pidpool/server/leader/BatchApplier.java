@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * Applies one operator batch to the database, exactly once.
@@ -73,9 +74,22 @@ final class BatchApplier {
 
     /** Applies the batch; empty if it was already final (applied by an earlier leader). */
     Optional<Applied> apply(BatchId id, Epoch epoch) {
+        return apply(epoch, () -> repos.operations().markDealing(id, epoch));
+    }
+
+    /**
+     * {@link #apply(BatchId, Epoch)} of a batch the caller has read: it is not loaded again (a batch's
+     * operations never change; its status and epoch are checked under the row lock).
+     */
+    Optional<Applied> apply(BatchRecord known, Epoch epoch) {
+        return apply(epoch, () -> repos.operations().transition(known, BatchStatus.DEALING, List.of(), epoch));
+    }
+
+    private Optional<Applied> apply(Epoch epoch, Supplier<BatchRecord> markDealing) {
         try {
             return Optional.of(repos.transactor().inTransaction(() -> {
-                BatchRecord batch = repos.operations().markDealing(id, epoch);
+                BatchRecord batch = markDealing.get();
+                BatchId id = batch.id();
                 insideTransaction.run();
                 List<DbChange> changes = new ArrayList<>();
                 List<String> resets = new ArrayList<>();
@@ -84,8 +98,9 @@ final class BatchApplier {
                     results.add(applyOne(i, batch.operations().get(i), changes, resets));
                 }
                 boolean any = results.stream().anyMatch(OperationResult::ok);
-                BatchRecord done =
-                        repos.operations().finish(id, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
+                // the batch as markDealing left it, under its row lock: not loaded a third time
+                BatchRecord done = repos.operations()
+                        .transition(batch, any ? BatchStatus.DEALED : BatchStatus.FAILED, results, epoch);
                 List<QuotaResetLog.Reset> recorded =
                         resets.isEmpty() ? List.of() : resetLog.record(resets, clock.instant());
                 repos.fence().check(epoch); // last: held to the commit

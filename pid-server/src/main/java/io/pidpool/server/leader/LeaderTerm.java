@@ -241,7 +241,7 @@ final class LeaderTerm {
             }
             // every log line while the batch is handled carries its id (MDC "batchId", logback.xml)
             try (var mdc = org.slf4j.MDC.putCloseable("batchId", batch.id().toString())) {
-                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+                Optional<BatchApplier.Applied> applied = batches.apply(batch, token.epoch());
                 if (applied.isEmpty()) {
                     log.info("batch {} was already applied", batch.id());
                     continue;
