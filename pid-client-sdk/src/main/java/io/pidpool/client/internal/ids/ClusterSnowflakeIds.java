@@ -9,6 +9,7 @@ import io.pidpool.core.id.SnowflakeId;
 import io.pidpool.core.id.SnowflakeIds;
 import io.pidpool.core.id.WorkerSlot;
 import io.pidpool.core.id.WorkerSlots;
+import io.pidpool.core.id.WorkerSlotsExhaustedException;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.port.WorkerIdRegistry;
 import java.time.Clock;
@@ -17,6 +18,7 @@ import java.time.Instant;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -65,6 +67,8 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     private static final int ATTEMPTS = 3;
 
     public static final long DEFAULT_RESERVATION_MILLIS = 2_000;
+    /** The longest wait between two attempts to take a slot. */
+    static final long MAX_RETRY_MILLIS = 5_000;
 
     /** One slot being used: its generator and its reservation. */
     private static final class Active {
@@ -115,6 +119,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     private final Duration maxLead;
     private final Duration maxWait;
     private final long reservationMillis;
+    private final long renewMillis;
     private final ScheduledExecutorService renewer;
     private final Object activation = new Object();
     private volatile Active active;
@@ -122,6 +127,9 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     // guarded by activation
     private long issuedBefore = -1;
     private OptionalInt preferred;
+    private int failedAttempts;
+    private long nextAttemptMillis;
+    private String lastFailure;
 
     private ClusterSnowflakeIds(Builder b) {
         this.registry = b.registry;
@@ -140,8 +148,8 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
-        long period = Math.max(10, reservationMillis / 8);
-        renewer.scheduleWithFixedDelay(this::renew, 0, period, TimeUnit.MILLISECONDS);
+        this.renewMillis = Math.max(10, reservationMillis / 8);
+        renewer.scheduleWithFixedDelay(this::renew, 0, renewMillis, TimeUnit.MILLISECONDS);
     }
 
     public static Builder builder() {
@@ -237,8 +245,22 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
                     registry.release();
                 }
             }
+            long now = clock.millis();
+            if (failedAttempts > 0 && now < nextAttemptMillis) {
+                throw PidPoolException.unavailable(
+                        "no worker id held (" + lastFailure + "); the next attempt in " + (nextAttemptMillis - now)
+                                + " ms",
+                        null);
+            }
             Ticket ticket = new Ticket();
-            WorkerSlot slot = registry.acquire(preferred, ticket);
+            WorkerSlot slot;
+            try {
+                slot = registry.acquire(preferred, ticket);
+            } catch (PidPoolException e) {
+                backOff(now, e);
+                throw e;
+            }
+            failedAttempts = 0;
             long claimed;
             try {
                 claimed = registry.floorMillis(slot);
@@ -300,6 +322,21 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             }
             a.stopped = true;
             return false;
+        }
+    }
+
+    /**
+     * A failed attempt to take a slot delays the next one, doubling from the renewal period up to
+     * {@value #MAX_RETRY_MILLIS} ms: with all 32 slots held, every other client of the cluster would
+     * otherwise ask ZooKeeper several times a second each, for as long as it runs.
+     */
+    private void backOff(long now, PidPoolException e) {
+        failedAttempts++;
+        long delay = Math.min(MAX_RETRY_MILLIS, renewMillis << Math.min(failedAttempts - 1, 16));
+        nextAttemptMillis = now + delay - ThreadLocalRandom.current().nextLong(delay / 4 + 1);
+        lastFailure = e.getMessage();
+        if (failedAttempts == 1 && e instanceof WorkerSlotsExhaustedException) {
+            log.warn("No worker id free for snowflake ids: {}; trying again now and then", e.getMessage());
         }
     }
 

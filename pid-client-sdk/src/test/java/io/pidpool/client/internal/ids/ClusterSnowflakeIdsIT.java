@@ -11,6 +11,7 @@ import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.SnowflakeId;
 import io.pidpool.core.protocol.ZkLayout;
+import io.pidpool.core.testing.ManualClock;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -124,6 +125,37 @@ class ClusterSnowflakeIdsIT {
                 .map(id -> ids.decode(id).timestampMillis())
                 .max()
                 .orElseThrow();
+    }
+
+    @Test
+    void withEverySlotHeldAttemptsBackOffAndTheFreedSlotIsTakenOnTheNextOne() throws Exception {
+        List<CuratorWorkerIdRegistry> holders = new ArrayList<>();
+        for (int i = 0; i < io.pidpool.core.id.WorkerSlots.COUNT; i++) {
+            CuratorWorkerIdRegistry holder = registry("holder-" + i);
+            holder.acquire(OptionalInt.empty(), slot -> {});
+            holders.add(holder);
+        }
+        ManualClock clock = new ManualClock(java.time.Instant.now());
+        ClusterSnowflakeIds ids = track(ClusterSnowflakeIds.builder()
+                .registry(registry("late"))
+                .clock(clock)
+                .build());
+
+        // the first attempt (the caller's or the renewer's) asks ZooKeeper and finds nothing free ...
+        assertThatThrownBy(ids::nextId).isInstanceOf(PidPoolException.class);
+        // ... the next ones within the back-off are refused without asking, however often
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(ids::nextId)
+                    .isInstanceOfSatisfying(
+                            PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE))
+                    .hasMessageContaining("all 32 worker-id slots")
+                    .hasMessageContaining("the next attempt in");
+        }
+
+        holders.get(9).close();
+        clock.advance(Duration.ofMillis(ClusterSnowflakeIds.MAX_RETRY_MILLIS));
+        await().atMost(WAIT).until(() -> ids.workerId().isPresent());
+        assertThat(ids.decode(ids.nextId()).workerId()).isEqualTo(ids.workerId().getAsInt());
     }
 
     @Test
