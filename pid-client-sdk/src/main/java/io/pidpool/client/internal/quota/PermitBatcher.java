@@ -73,7 +73,7 @@ final class PermitBatcher implements AutoCloseable {
         final List<Pending> pending;
         final List<DeductRequest> requests;
         int attempt;
-        RedissonQuotaLedger.DeductBatch batch;
+        DeductBatch batch;
         /** Set on the I/O thread before the hand-off (null if the replies could not be decoded). */
         List<DeductResult> results;
         /** Per acquire: already answered with a permit on the I/O thread. */
