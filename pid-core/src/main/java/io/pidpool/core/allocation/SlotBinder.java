@@ -65,8 +65,8 @@ final class SlotBinder {
      * nobody held before, so they do not inherit a departed instance's share on top of their own.
      */
     void bindHoldersToFreshSlots(List<LiveInstance> live) {
-        var bound = holders(slots);
-        var fresh = new FreshSlots(slots);
+        var bound = holders();
+        var fresh = new FreshSlots();
         for (LiveInstance instance : live) {
             if (!bound.contains(instance.ref())
                     && instance.pids().values().stream().anyMatch(PidState::mayHold)) {
@@ -85,7 +85,7 @@ final class SlotBinder {
         List<DepartedInstance> unknown = new ArrayList<>(
                 departed.stream().filter(d -> !known.contains(d.ref())).toList());
         unknown.sort(Comparator.comparingLong(d -> d.departedAtNanos() - now));
-        var fresh = new FreshSlots(slots);
+        var fresh = new FreshSlots();
         for (DepartedInstance instance : unknown) {
             WorkSlot slot = fresh.next();
             slot.lastHolder = instance.ref();
@@ -100,7 +100,7 @@ final class SlotBinder {
      */
     void shrink(boolean braked) {
         boolean operatorShrank = servers < previous.servers();
-        index(slots);
+        index();
         List<WorkSlot> droppable = new ArrayList<>(slots.stream()
                 .filter(s -> s.holder == null && (operatorShrank || (!braked && now - s.vacantSince >= delayNanos)))
                 .toList());
@@ -135,8 +135,8 @@ final class SlotBinder {
             List<LiveInstance> live,
             Map<InstanceRef, LiveInstance> liveByRef,
             Map<InstanceRef, DepartedInstance> departedByRef) {
-        var bound = holders(slots);
-        index(slots);
+        var bound = holders();
+        index();
         List<WorkSlot> vacant =
                 new ArrayList<>(slots.stream().filter(s -> s.holder == null).toList());
         vacant.sort(Comparator.<WorkSlot>comparingInt(s -> -claimEstimate(s, departedByRef))
@@ -160,7 +160,7 @@ final class SlotBinder {
         int next = 0;
         for (LiveInstance instance : live) {
             if (!bound.contains(instance.ref())) {
-                WorkSlot slot = next < vacant.size() ? vacant.get(next++) : extra(slots);
+                WorkSlot slot = next < vacant.size() ? vacant.get(next++) : extra();
                 slot.holder = instance.ref();
             }
         }
@@ -172,7 +172,7 @@ final class SlotBinder {
                 slot.vacantSince = now;
             }
         }
-        index(slots);
+        index();
     }
 
     /** Roughly how many PIDs a vacant slot would hand its taker: its reservation plus its departed holder's. */
@@ -189,7 +189,7 @@ final class SlotBinder {
         return slot.previouslyReserved.size() + fromDeparted;
     }
 
-    private static Set<InstanceRef> holders(List<WorkSlot> slots) {
+    private Set<InstanceRef> holders() {
         var bound = new HashSet<InstanceRef>();
         slots.forEach(s -> bound.add(s.holder));
         return bound;
@@ -197,12 +197,7 @@ final class SlotBinder {
 
     /** Hands out, in index order, slots nobody held and nothing is reserved for, then new extra slots. */
     private final class FreshSlots {
-        private final List<WorkSlot> slots;
         private int next;
-
-        FreshSlots(List<WorkSlot> slots) {
-            this.slots = slots;
-        }
 
         WorkSlot next() {
             while (next < slots.size()) {
@@ -211,19 +206,19 @@ final class SlotBinder {
                     return slot;
                 }
             }
-            WorkSlot slot = extra(slots);
+            WorkSlot slot = extra();
             next = slots.size();
             return slot;
         }
     }
 
-    private WorkSlot extra(List<WorkSlot> slots) {
+    private WorkSlot extra() {
         var slot = new WorkSlot(now);
         slots.add(slot);
         return slot;
     }
 
-    private static void index(List<WorkSlot> slots) {
+    private void index() {
         for (int i = 0; i < slots.size(); i++) {
             slots.get(i).index = i;
         }
