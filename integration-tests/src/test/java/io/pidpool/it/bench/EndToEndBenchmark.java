@@ -211,7 +211,10 @@ public final class EndToEndBenchmark {
         for (int i = 0; i < size; i++) {
             ids.add("r" + round + "-" + i);
         }
+        quiesce();
         hand.expect(size);
+        long cpu0 = processCpuNanos();
+        Map<Long, Long> threadCpu0 = threadCpu();
         long t0 = System.nanoTime();
         JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
         long answered = System.nanoTime();
@@ -219,9 +222,21 @@ public final class EndToEndBenchmark {
             throw new IllegalStateException("round " + round + ": only " + hand.assigned.get() + " of " + size
                     + " assigned after " + timeout + " (batch " + batch + ")");
         }
+        long cpu = processCpuNanos() - cpu0;
+        String byThread = cpuByThreadGroup(threadCpu0);
         long handout = hand.lastAssignedAt.get() - t0;
+        System.out.printf(
+                Locale.ROOT,
+                "round %d: onAssigned first %.1f ms, half %.1f ms; CPU of this JVM %.0f ms (%.0f us per PID)%n",
+                round,
+                (hand.firstAssignedAt.get() - t0) / 1e6,
+                (hand.halfAssignedAt.get() - t0) / 1e6,
+                cpu / 1e6,
+                cpu / 1e3 / size);
+        System.out.println("  CPU ms by thread group: " + byThread);
         api.send("POST", "/api/v1/batches?wait=true", delete(ids));
         hand.awaitNoneHeld(timeout);
+        quiesce();
         long floor = creates(stack.zkConnect(), size, "/e2e-floor-" + round, false);
         long naiveNanos = naive ? creates(stack.zkConnect(), size, "/e2e-naive-" + round, true) : 0;
         System.out.printf(
@@ -242,6 +257,59 @@ public final class EndToEndBenchmark {
     }
 
     private record Row(int round, long handoutNanos, long postNanos, long floorNanos, long naiveNanos) {}
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    private static Map<Long, Long> threadCpu() {
+        var mx = ManagementFactory.getThreadMXBean();
+        Map<Long, Long> cpu = new java.util.HashMap<>();
+        for (long id : mx.getAllThreadIds()) {
+            cpu.put(id, mx.getThreadCpuTime(id));
+        }
+        return cpu;
+    }
+
+    /** CPU spent since {@code before}, by thread name with numbers folded, the largest first. */
+    private static String cpuByThreadGroup(Map<Long, Long> before) {
+        var mx = ManagementFactory.getThreadMXBean();
+        Map<String, Long> groups = new java.util.HashMap<>();
+        for (long id : mx.getAllThreadIds()) {
+            var info = mx.getThreadInfo(id);
+            long now = mx.getThreadCpuTime(id);
+            if (info == null || now < 0) {
+                continue;
+            }
+            String name = info.getThreadName().replaceAll("\\d+", "#");
+            groups.merge(name, now - before.getOrDefault(id, 0L), Long::sum);
+        }
+        return groups.entrySet().stream()
+                .filter(e -> e.getValue() >= 5_000_000)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(14)
+                .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+    /**
+     * Waits (at most 20 s) until this JVM uses less than a quarter of a core over 200 ms: the server
+     * finishes what the previous step left (deleted rows, acknowledgements), so that neither the next
+     * round nor the floor pays for it.
+     */
+    private static void quiesce() throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < until) {
+            long cpu = processCpuNanos();
+            long t = System.nanoTime();
+            Thread.sleep(200);
+            if ((processCpuNanos() - cpu) < (System.nanoTime() - t) / 4) {
+                return;
+            }
+        }
+        System.out.println("(still busy after 20 s; going on)");
+    }
 
     private static double median(List<Row> rows, java.util.function.ToLongFunction<Row> value) {
         List<Long> sorted = rows.stream().map(value::applyAsLong).sorted().toList();
@@ -404,12 +472,16 @@ public final class EndToEndBenchmark {
         final AtomicInteger held = new AtomicInteger();
         final AtomicInteger doubleHolds = new AtomicInteger();
         final AtomicLong lastAssignedAt = new AtomicLong();
+        final AtomicLong firstAssignedAt = new AtomicLong();
+        final AtomicLong halfAssignedAt = new AtomicLong();
         final Map<String, Boolean> holding = new java.util.concurrent.ConcurrentHashMap<>();
         final AtomicReference<CountDownLatch> all = new AtomicReference<>(new CountDownLatch(0));
         volatile int expected;
 
         void expect(int count) {
             assigned.set(0);
+            firstAssignedAt.set(0);
+            halfAssignedAt.set(0);
             expected = count;
             all.set(new CountDownLatch(count));
         }
@@ -434,8 +506,12 @@ public final class EndToEndBenchmark {
                 doubleHolds.incrementAndGet();
             }
             held.incrementAndGet();
-            lastAssignedAt.accumulateAndGet(System.nanoTime(), Math::max);
-            assigned.incrementAndGet();
+            long now = System.nanoTime();
+            lastAssignedAt.accumulateAndGet(now, Math::max);
+            firstAssignedAt.compareAndSet(0, now);
+            if (assigned.incrementAndGet() == expected / 2) {
+                halfAssignedAt.set(now);
+            }
             all.get().countDown();
         }
 

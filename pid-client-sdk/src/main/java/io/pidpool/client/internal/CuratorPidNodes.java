@@ -1,5 +1,7 @@
 package io.pidpool.client.internal;
 
+import io.pidpool.client.internal.zk.TreeFollower;
+import io.pidpool.client.internal.zk.TreeFollower.Change;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +24,7 @@ import org.apache.zookeeper.data.Stat;
 final class CuratorPidNodes implements PidNodes {
     private final CuratorFramework curator;
     private final String prefix;
-    private final Map<Watch, Watcher> watchers = new ConcurrentHashMap<>();
+    private final Map<TreeFollower.Watch, Watcher> watchers = new ConcurrentHashMap<>();
 
     CuratorPidNodes(CuratorFramework curator, String namespace) {
         this.curator = curator;
@@ -72,14 +74,18 @@ final class CuratorPidNodes implements PidNodes {
 
     @Override
     public void getChildren(String path, Answer<List<String>> answer) throws Exception {
-        list(zk(), path, answer);
+        zk().getChildren(prefix + path, false, (rc, p, ctx, children) -> answer.done(Code.get(rc), children), null);
     }
 
     @Override
-    public void watchAndList(String root, Watch watch, Answer<Void> watched, Answer<List<String>> listed)
-            throws Exception {
-        ZooKeeper zk = zk();
+    public void watch(String root, TreeFollower.Watch watch, Answer<Void> watched) throws Exception {
         Watcher watcher = watchers.computeIfAbsent(watch, w -> event -> {
+            if (event.getType() == Watcher.Event.EventType.None) {
+                if (event.getState() != Watcher.Event.KeeperState.SyncConnected) {
+                    w.broken();
+                }
+                return;
+            }
             String path = event.getPath();
             if (path == null || !path.startsWith(prefix + "/")) {
                 return;
@@ -95,21 +101,16 @@ final class CuratorPidNodes implements PidNodes {
                 w.changed(change, path.substring(prefix.length()), event.getZxid());
             }
         });
-        zk.addWatch(
-                prefix + root,
-                watcher,
-                AddWatchMode.PERSISTENT_RECURSIVE,
-                (rc, path, ctx) -> watched.done(Code.get(rc), null),
-                null);
-        list(zk, root, listed);
-    }
-
-    private void list(ZooKeeper zk, String path, Answer<List<String>> answer) {
-        zk.getChildren(prefix + path, false, (rc, p, ctx, children) -> answer.done(Code.get(rc), children), null);
+        zk().addWatch(
+                        prefix + root,
+                        watcher,
+                        AddWatchMode.PERSISTENT_RECURSIVE,
+                        (rc, path, ctx) -> watched.done(Code.get(rc), null),
+                        null);
     }
 
     @Override
-    public void unwatch(String root, Watch watch) throws Exception {
+    public void unwatch(String root, TreeFollower.Watch watch) throws Exception {
         Watcher watcher = watchers.remove(watch);
         if (watcher != null) {
             zk().removeWatches(prefix + root, watcher, Watcher.WatcherType.Any, true, (rc, p, ctx) -> {}, null);

@@ -1,5 +1,6 @@
 package io.pidpool.client.internal;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import java.util.List;
 import org.apache.zookeeper.KeeperException.Code;
 
@@ -28,18 +29,6 @@ interface PidNodes {
         void done(Code code, T value);
     }
 
-    /** What a persistent recursive watch reports. */
-    enum Change {
-        CREATED,
-        CHANGED,
-        DELETED
-    }
-
-    /** A persistent recursive watch's notifications, on the coordination's event thread. */
-    interface Watch {
-        void changed(Change change, String path, long zxid);
-    }
-
     /** Versioned setData of one node. */
     void setData(String path, byte[] data, int version, Answer<Reply> answer) throws Exception;
 
@@ -57,11 +46,11 @@ interface PidNodes {
     void getChildren(String path, Answer<List<String>> answer) throws Exception;
 
     /**
-     * Adds a persistent recursive watch on {@code root} and lists its children right behind it on the
-     * same connection, without waiting for the watch's reply.
+     * Adds a persistent recursive watch on {@code root}; its notifications (and its connection's state
+     * events other than SyncConnected) reach {@code watch} on the coordination's event thread.
      */
-    void watchAndList(String root, Watch watch, Answer<Void> watched, Answer<List<String>> listed) throws Exception;
+    void watch(String root, TreeFollower.Watch watch, Answer<Void> watched) throws Exception;
 
     /** Removes the watch (best effort). */
-    void unwatch(String root, Watch watch) throws Exception;
+    void unwatch(String root, TreeFollower.Watch watch) throws Exception;
 }

@@ -2,6 +2,7 @@ package io.pidpool.client.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.model.SealedSecret;
@@ -51,10 +52,10 @@ class AckWriterTest {
         public void getChildren(String path, Answer<List<String>> answer) {}
 
         @Override
-        public void watchAndList(String root, Watch watch, Answer<Void> watched, Answer<List<String>> listed) {}
+        public void watch(String root, TreeFollower.Watch watch, Answer<Void> watched) {}
 
         @Override
-        public void unwatch(String root, Watch watch) {}
+        public void unwatch(String root, TreeFollower.Watch watch) {}
     }
 
     private final Deque<Runnable> stateThread = new ArrayDeque<>();

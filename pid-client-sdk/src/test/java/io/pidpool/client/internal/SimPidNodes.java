@@ -1,5 +1,6 @@
 package io.pidpool.client.internal;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.sim.SimZooKeeper;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,12 +8,13 @@ import org.apache.zookeeper.KeeperException.Code;
 
 /**
  * {@link PidNodes} over a {@link SimZooKeeper.Client}: the simulation's counterpart of {@link
- * CuratorPidNodes}, so that the protocol simulation runs the production {@link PidsWatch} and {@link
- * AckWriter}.
+ * CuratorPidNodes}, so that the protocol simulation runs the production {@link PidsWatch} (with its
+ * {@link TreeFollower}) and {@link AckWriter}.
  *
  * <p>The simulated client registers a persistent watch locally and re-adds it on every reconnection
  * of its session, so the watch answers OK at once; a watch is never removed (a closed {@link
- * PidsWatch} ignores its notifications).
+ * TreeFollower} ignores its notifications). The simulated client has no state events for the watch:
+ * the pids watch never proves its view.
  *
  * <p>Concurrency: single-threaded on the simulation's scheduler.
  */
@@ -70,20 +72,19 @@ final class SimPidNodes implements PidNodes {
     }
 
     @Override
-    public void watchAndList(String root, Watch watch, Answer<Void> watched, Answer<List<String>> listed) {
+    public void watch(String root, TreeFollower.Watch watch, Answer<Void> watched) {
         zk.addPersistentWatch(root, event -> watch.changed(change(event.type()), event.path(), event.zxid()));
         watched.done(Code.OK, null);
-        getChildren(root, listed);
     }
 
-    private static Change change(SimZooKeeper.EventType type) {
+    private static TreeFollower.Change change(SimZooKeeper.EventType type) {
         return switch (type) {
-            case CREATED -> Change.CREATED;
-            case CHANGED -> Change.CHANGED;
-            case DELETED -> Change.DELETED;
+            case CREATED -> TreeFollower.Change.CREATED;
+            case CHANGED -> TreeFollower.Change.CHANGED;
+            case DELETED -> TreeFollower.Change.DELETED;
         };
     }
 
     @Override
-    public void unwatch(String root, Watch watch) {}
+    public void unwatch(String root, TreeFollower.Watch watch) {}
 }

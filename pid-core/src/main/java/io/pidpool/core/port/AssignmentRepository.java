@@ -32,12 +32,23 @@ public interface AssignmentRepository {
     }
 
     /**
+     * Removes the rows of these PIDs, all or none (PIDs without a row are skipped).
+     *
+     * @return how many rows there were
+     * @throws io.pidpool.core.error.PidPoolException {@code FENCED} on {@code epoch} if a stored row
+     *     is newer; then nothing is removed
+     */
+    int removeAll(Collection<String> pidIds, Epoch epoch);
+
+    /**
      * Removes the row of a PID.
      *
      * @return whether there was one
      * @throws io.pidpool.core.error.PidPoolException {@code FENCED} if the stored row is newer
      */
-    boolean remove(String pidId, Epoch epoch);
+    default boolean remove(String pidId, Epoch epoch) {
+        return removeAll(List.of(pidId), epoch) == 1;
+    }
 
     Optional<Assignment> find(String pidId);
 

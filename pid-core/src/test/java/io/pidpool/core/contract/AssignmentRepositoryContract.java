@@ -89,6 +89,22 @@ public abstract class AssignmentRepositoryContract extends RepositoryContract {
     }
 
     @Test
+    void removeAllIsAllOrNoneAndCountsTheRowsThereWere() {
+        assignments()
+                .recordAll(List.of(
+                        new Assignment("u1", FIN, I1, PidState.ADDED, E1, 1),
+                        new Assignment("u2", FIN, I2, PidState.ADDED, E2, 2),
+                        new Assignment("u3", FIN, I1, PidState.ADDED, E1, 1)));
+
+        expectError(ErrorCode.FENCED, "epoch", () -> assignments().removeAll(List.of("u1", "u2", "u3"), E1));
+        assertThat(assignments().findAll()).extracting(Assignment::pidId).containsExactly("u1", "u2", "u3");
+
+        assertThat(assignments().removeAll(List.of("u1", "u2", "u9"), E2)).isEqualTo(2);
+        assertThat(assignments().findAll()).extracting(Assignment::pidId).containsExactly("u3");
+        assertThat(assignments().removeAll(List.of(), E2)).isZero();
+    }
+
+    @Test
     void queriesByModuleAndInstanceAreOrdered() {
         assignments()
                 .recordAll(List.of(

@@ -12,8 +12,10 @@ import io.pidpool.core.port.AssignmentRepository;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** {@link AssignmentRepository} over an {@link InMemoryDatabase}. Thread-safe. */
 public final class InMemoryAssignmentRepository implements AssignmentRepository {
@@ -53,19 +55,25 @@ public final class InMemoryAssignmentRepository implements AssignmentRepository 
     }
 
     @Override
-    public boolean remove(String pidId, Epoch epoch) {
-        Names.requirePidId(pidId, "pid.id");
+    public int removeAll(Collection<String> pidIds, Epoch epoch) {
+        Set<String> ids = new LinkedHashSet<>(Preconditions.requireNonNull(pidIds, "pidIds"));
+        ids.forEach(id -> Names.requirePidId(id, "pid.id"));
         Preconditions.requireNonNull(epoch, "epoch");
         return db.write(() -> {
-            Assignment stored = db.assignments.get(pidId);
-            if (stored == null) {
-                return false;
+            for (String id : ids) {
+                Assignment stored = db.assignments.get(id);
+                if (stored != null && epoch.isOlderThan(stored.epoch())) {
+                    throw fenced(id, stored.epoch(), epoch);
+                }
             }
-            if (epoch.isOlderThan(stored.epoch())) {
-                throw fenced(pidId, stored.epoch(), epoch);
+            int removed = 0;
+            for (String id : ids) {
+                if (db.assignments.get(id) != null) {
+                    db.assignments.remove(id);
+                    removed++;
+                }
             }
-            db.assignments.remove(pidId);
-            return true;
+            return removed;
         });
     }
 

@@ -17,6 +17,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -100,21 +101,29 @@ final class JdbiAssignmentRepository implements AssignmentRepository {
     }
 
     @Override
-    public boolean remove(String pidId, Epoch epoch) {
-        Names.requirePidId(pidId, "pid.id");
+    public int removeAll(Collection<String> pidIds, Epoch epoch) {
+        Set<String> ids = new LinkedHashSet<>(Preconditions.requireNonNull(pidIds, "pidIds"));
+        ids.forEach(id -> Names.requirePidId(id, "pid.id"));
         Preconditions.requireNonNull(epoch, "epoch");
+        if (ids.isEmpty()) {
+            return 0;
+        }
         return session.write("pid.id", h -> {
-            Long stored = lockedEpochs(h, Set.of(pidId)).get(pidId);
-            if (stored == null) {
-                return false;
+            Map<String, Long> stored = lockedEpochs(h, ids);
+            for (Map.Entry<String, Long> row : stored.entrySet()) {
+                if (epoch.value() < row.getValue()) {
+                    throw fenced(row.getKey(), row.getValue(), epoch);
+                }
             }
-            if (epoch.value() < stored) {
-                throw fenced(pidId, stored, epoch);
+            for (List<String> chunk : Rows.chunks(stored.keySet())) {
+                Rows.bindAll(
+                                h.createUpdate("DELETE FROM pool_assignment WHERE pid_id IN ("
+                                        + Rows.params("p", chunk.size()) + ")"),
+                                "p",
+                                chunk)
+                        .execute();
             }
-            h.createUpdate("DELETE FROM pool_assignment WHERE pid_id = :pid")
-                    .bind("pid", pidId)
-                    .execute();
-            return true;
+            return stored.size();
         });
     }
 

@@ -2,6 +2,7 @@ package io.pidpool.server.leader;
 
 import static io.pidpool.core.error.Preconditions.requireState;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
@@ -187,8 +188,10 @@ public final class ClusterMember implements AutoCloseable {
     }
 
     /** The serial executor, at a term's start: whether the watched view is current (else the term scans). */
-    private TreeWatcher.Proof proveViewCurrent(Duration timeout) {
-        return modulesWatcher == null ? TreeWatcher.Proof.unproven("no watcher") : modulesWatcher.proveCurrent(timeout);
+    private TreeFollower.Proof proveViewCurrent(Duration timeout) {
+        return modulesWatcher == null
+                ? TreeFollower.Proof.unproven("no watcher")
+                : modulesWatcher.proveCurrent(timeout);
     }
 
     private void observed(NodeEvent event) {
@@ -318,7 +321,7 @@ public final class ClusterMember implements AutoCloseable {
      * Test hook: how this node's last term started: proven current (the scan skipped) or the reason it
      * scanned; null if it never got that far.
      */
-    TreeWatcher.Proof lastTermStart() {
+    TreeFollower.Proof lastTermStart() {
         return election.lastTermStart();
     }
 

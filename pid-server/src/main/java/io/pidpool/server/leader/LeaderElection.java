@@ -1,7 +1,7 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.error.PidPoolException;
-import io.pidpool.server.zk.TreeWatcher;
 import io.pidpool.server.zk.ZkSupport;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +34,7 @@ final class LeaderElection {
     private volatile LeaderLatch latch;
     private LeaderTerm term;
     private volatile boolean leading;
-    private volatile TreeWatcher.Proof lastTermStart;
+    private volatile TreeFollower.Proof lastTermStart;
     private volatile String lastAccountsSource;
 
     LeaderElection(NodeContext ctx, Runnable beforeTerm, BooleanSupplier started) {
@@ -59,7 +59,7 @@ final class LeaderElection {
     }
 
     /** How the last term of this node started (proven view or the reason it scanned); null if none did. */
-    TreeWatcher.Proof lastTermStart() {
+    TreeFollower.Proof lastTermStart() {
         return lastTermStart;
     }
 

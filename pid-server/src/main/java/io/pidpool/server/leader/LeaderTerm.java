@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Assignment;
@@ -113,7 +114,7 @@ final class LeaderTerm {
     private long lastLoadNanos;
     private long lastLoadCostNanos;
     /** Whether the term started from the watcher's view (proven current) or scanned, and why. */
-    private TreeWatcher.Proof viewProof;
+    private TreeFollower.Proof viewProof;
     /** Where this term's accounts came from (for the log line of the term start). */
     private String accountsSource = "";
     /** Whether {@link TermBookkeeping#rows()} holds the stored rows yet (a new term reads them after its first pass). */
@@ -369,7 +370,7 @@ final class LeaderTerm {
     }
 
     /** How the term started: the watcher's proof, or why not (null before {@link #begin()} got there). */
-    TreeWatcher.Proof viewProof() {
+    TreeFollower.Proof viewProof() {
         return viewProof;
     }
 

@@ -1,5 +1,6 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.ZkLayout;
@@ -37,4 +38,4 @@ record NodeContext(
         Ticker ticker,
         Clock clock,
         List<ACL> acl,
-        Function<Duration, TreeWatcher.Proof> viewProof) {}
+        Function<Duration, TreeFollower.Proof> viewProof) {}

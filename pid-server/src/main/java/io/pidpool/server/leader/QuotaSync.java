@@ -30,10 +30,11 @@ import org.slf4j.LoggerFactory;
  *       latest value per PID;
  *   <li><b>resets</b> of committed RESET_QUOTA operations, with the time of the commit (so a retry
  *       resets the month the operator meant);
- *   <li><b>a full reconciliation</b>: the database's limits of every PID; the provisioner's limits are
- *       read in bulk and only the differences are written (a PID the database no longer has gets 0).
- *       Submitted at the start of every term and every {@code quotaReconcileInterval}. It supersedes
- *       older limit changes; newer ones patch it, so the last submitted value always wins.
+ *   <li><b>a full reconciliation</b> ({@link QuotaReconciliation}): the database's limits of every
+ *       PID; the provisioner's limits are read in bulk and only the differences are written (a PID the
+ *       database no longer has gets 0). Submitted at the start of every term and every {@code
+ *       quotaReconcileInterval}. It supersedes older limit changes; newer ones patch it, so the last
+ *       submitted value always wins.
  * </ul>
  *
  * <p>Fencing: limits are written with the epoch of the term that submitted them ({@link #termBegan});
@@ -61,6 +62,7 @@ final class QuotaSync implements AutoCloseable {
 
     private final QuotaProvisioner provisioner;
     private final QuotaResetLog resetLog;
+    private final QuotaReconciliation reconciliation;
     private final long retryMillis;
     private final ScheduledExecutorService worker; // null when a test schedules
     private final Scheduler scheduler;
@@ -86,6 +88,7 @@ final class QuotaSync implements AutoCloseable {
     QuotaSync(QuotaProvisioner provisioner, QuotaResetLog resetLog, Duration retryDelay, String nodeId) {
         this.provisioner = provisioner;
         this.resetLog = resetLog;
+        this.reconciliation = new QuotaReconciliation(provisioner, resetLog);
         this.retryMillis = Math.max(1, retryDelay.toMillis());
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pidpool-quota-" + nodeId);
@@ -104,6 +107,7 @@ final class QuotaSync implements AutoCloseable {
     QuotaSync(QuotaProvisioner provisioner, QuotaResetLog resetLog, Duration retryDelay, Scheduler scheduler) {
         this.provisioner = provisioner;
         this.resetLog = resetLog;
+        this.reconciliation = new QuotaReconciliation(provisioner, resetLog);
         this.retryMillis = Math.max(1, retryDelay.toMillis());
         this.worker = null;
         this.scheduler = scheduler;
@@ -284,7 +288,7 @@ final class QuotaSync implements AutoCloseable {
                 }
             }
             if (full != null) {
-                int fixed = reconcileAll(full, term);
+                int fixed = reconciliation.limits(full, term);
                 synchronized (lock) {
                     if (desiredGeneration == generation) {
                         desired = null;
@@ -294,7 +298,7 @@ final class QuotaSync implements AutoCloseable {
                 corrections.addAndGet(fixed);
             }
             if (checkResets) {
-                int repaired = reconcileResets();
+                int repaired = reconciliation.resets();
                 synchronized (lock) {
                     resetCheck = false;
                 }
@@ -353,53 +357,6 @@ final class QuotaSync implements AutoCloseable {
             log.debug("quota provisioning failed again: {}", e.getMessage());
         }
         requestDrain(retryMillis);
-    }
-
-    /** Writes only the limits that differ; a PID the store has but the database does not gets 0. */
-    private int reconcileAll(Map<String, Long> full, Epoch term) {
-        Map<String, Long> actual = provisioner.limits();
-        Map<String, Long> fixes = new LinkedHashMap<>();
-        full.forEach((pid, limit) -> {
-            if (!limit.equals(actual.get(pid))) {
-                fixes.put(pid, limit);
-            }
-        });
-        actual.forEach((pid, limit) -> {
-            if (!full.containsKey(pid) && limit != 0) {
-                fixes.put(pid, 0L);
-            }
-        });
-        if (!fixes.isEmpty()) {
-            provisioner.setLimits(fixes, term);
-            log.info("quota reconciliation corrected {} of {} limits", fixes.size(), full.size());
-        }
-        return fixes.size();
-    }
-
-    /**
-     * Re-applies every recorded reset whose generation the provisioner has not applied (Redis was down
-     * when it was committed and the committing leader died before Redis came back). Each is guarded by
-     * its generation in the store, so one applied meanwhile (or twice) is not applied again.
-     */
-    private int reconcileResets() {
-        List<QuotaResetLog.Reset> recorded = resetLog.latest();
-        if (recorded.isEmpty()) {
-            return 0;
-        }
-        Map<String, Long> applied = provisioner.resetGenerations();
-        int repaired = 0;
-        for (QuotaResetLog.Reset r : recorded) {
-            if (applied.getOrDefault(r.pidId(), 0L) < r.generation()
-                    && provisioner.resetOnce(r.pidId(), r.generation(), r.at())) {
-                repaired++;
-                log.warn(
-                        "quota reconciliation re-applied the lost RESET_QUOTA of PID {} (generation {}, committed {})",
-                        r.pidId(),
-                        r.generation(),
-                        r.at());
-            }
-        }
-        return repaired;
     }
 
     @Override

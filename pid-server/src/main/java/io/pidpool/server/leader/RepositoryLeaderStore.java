@@ -80,11 +80,7 @@ public final class RepositoryLeaderStore implements LeaderDatabase {
 
     @Override
     public void removeAssignments(Collection<String> pidIds, Epoch epoch) {
-        fenced(epoch, () -> {
-            for (String pid : pidIds) {
-                repositories.assignments().remove(pid, epoch);
-            }
-        });
+        fenced(epoch, () -> repositories.assignments().removeAll(pidIds, epoch));
     }
 
     @Override

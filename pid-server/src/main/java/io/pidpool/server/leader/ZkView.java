@@ -3,7 +3,6 @@ package io.pidpool.server.leader;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
-import io.pidpool.core.model.Names;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.core.protocol.InstanceNode;
 import io.pidpool.core.protocol.PidNode;
@@ -38,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>Malformed data (a rogue client, a bug) never throws out of here: the entry is kept with its
  * problem, so the leader can treat the PID as possibly held and repair it.
  *
+ * <p>What a path names is {@link ModulePath}'s to say; what changed for the leader's passes
+ * (structure version, dirty PIDs) is counted by {@link ViewChanges}.
+ *
  * <p>Concurrency: not thread-safe; owned by the leader's serial executor.
  */
 public final class ZkView {
@@ -60,18 +62,7 @@ public final class ZkView {
         }
     }
 
-    private enum Kind {
-        ROOT,
-        MODULE,
-        INSTANCE,
-        PIDS,
-        PID,
-        OTHER
-    }
-
-    private record Parsed(Kind kind, ModuleKey module, InstanceId instance, String pid) {}
-
-    private final ZkLayout layout;
+    private final ModulePath.Parser paths;
     private final Map<String, Entry> nodes = new HashMap<>();
     private final Map<String, Set<String>> children = new HashMap<>();
     /** Deleted incarnations: path -> czxid, and when (ticker) each was recorded. */
@@ -84,18 +75,11 @@ public final class ZkView {
     private final Map<InstanceKey, Map<String, PidEntry>> pidNodes = new TreeMap<>();
     private final Map<String, Set<PidEntry>> byPid = new HashMap<>();
     private final Set<String> reported = new HashSet<>();
-    private final Map<String, ModuleKey> moduleKeys = new HashMap<>();
-
-    /** Change tracking for incremental leader passes (see {@link #drainDirtyPids()}). */
-    private boolean tracking;
-
-    private final Set<String> dirtyPids = new HashSet<>();
-    private long structure;
-    /** The PID entry {@link #unindex} just removed, so {@link #index} can tell an ack from a move. */
-    private PidEntry unindexedPid;
+    /** Change tracking for the leader's passes (see {@link #drainDirtyPids()}). */
+    private final ViewChanges changes = new ViewChanges();
 
     public ZkView(ZkLayout layout, Ticker ticker) {
-        this.layout = layout;
+        this.paths = new ModulePath.Parser(layout);
         this.ticker = ticker;
     }
 
@@ -127,7 +111,7 @@ public final class ZkView {
     }
 
     private void upsert(NodeEvent.Upsert event) {
-        unindexedPid = null;
+        changes.observationStarts();
         NodeStat stat = event.stat();
         Entry current = nodes.get(event.path());
         if (current != null) {
@@ -176,10 +160,10 @@ public final class ZkView {
     }
 
     private void index(Entry entry) {
-        Parsed parsed = parse(entry.path());
+        ModulePath parsed = paths.parse(entry.path());
         switch (parsed.kind()) {
             case INSTANCE -> {
-                InstanceKey key = new InstanceKey(parsed.module(), parsed.instance());
+                InstanceKey key = parsed.instanceKey();
                 InstanceNode node = null;
                 String problem = "";
                 if (!entry.stat().isEphemeral()) {
@@ -197,14 +181,14 @@ public final class ZkView {
                 instances
                         .computeIfAbsent(parsed.module(), k -> new TreeMap<>())
                         .put(parsed.instance(), new InstanceEntry(key, entry, node, problem));
-                instanceChanged(key);
+                changes.instanceChanged(pidNodes(key).keySet());
             }
             case PIDS -> {
                 pidsNodes.computeIfAbsent(parsed.module(), k -> new TreeMap<>()).put(parsed.instance(), entry);
-                structure++;
+                changes.structureChanged();
             }
             case PID -> {
-                InstanceKey holder = new InstanceKey(parsed.module(), parsed.instance());
+                InstanceKey holder = parsed.instanceKey();
                 PidNode node = null;
                 String problem = "";
                 try {
@@ -222,15 +206,7 @@ public final class ZkView {
                 var pidEntry = new PidEntry(holder, parsed.pid(), entry, node, problem);
                 pidNodes.computeIfAbsent(holder, k -> new TreeMap<>()).put(parsed.pid(), pidEntry);
                 byPid.computeIfAbsent(parsed.pid(), k -> new HashSet<>()).add(pidEntry);
-                if (unindexedPid == null) {
-                    structure++; // a new node
-                } else if (samePlacement(unindexedPid, pidEntry)) {
-                    structure--; // an acknowledgement: undo the count of unindex()
-                }
-                unindexedPid = null;
-                if (tracking) {
-                    dirtyPids.add(parsed.pid());
-                }
+                changes.pidIndexed(pidEntry);
             }
             case OTHER -> report(entry.path(), "ignoring unexpected node " + entry.path());
             case ROOT, MODULE -> {}
@@ -238,35 +214,32 @@ public final class ZkView {
     }
 
     private void unindex(String path) {
-        Parsed parsed = parse(path);
+        ModulePath parsed = paths.parse(path);
         switch (parsed.kind()) {
             case INSTANCE -> {
                 var map = instances.get(parsed.module());
                 if (map != null) {
                     map.remove(parsed.instance());
                 }
-                instanceChanged(new InstanceKey(parsed.module(), parsed.instance()));
+                InstanceKey key = parsed.instanceKey();
+                changes.instanceChanged(pidNodes(key).keySet());
             }
             case PIDS -> {
                 var map = pidsNodes.get(parsed.module());
                 if (map != null) {
                     map.remove(parsed.instance());
                 }
-                structure++;
+                changes.structureChanged();
             }
             case PID -> {
-                InstanceKey holder = new InstanceKey(parsed.module(), parsed.instance());
+                InstanceKey holder = parsed.instanceKey();
                 var map = pidNodes.get(holder);
                 if (map != null) {
                     PidEntry old = map.remove(parsed.pid());
                     if (map.isEmpty()) {
                         pidNodes.remove(holder);
                     }
-                    unindexedPid = old;
-                    structure++; // undone by index() when the same node comes back with an equivalent state
-                    if (tracking) {
-                        dirtyPids.add(parsed.pid());
-                    }
+                    changes.pidUnindexed(parsed.pid(), old);
                     if (old != null) {
                         Set<PidEntry> set = byPid.get(parsed.pid());
                         if (set != null) {
@@ -283,75 +256,10 @@ public final class ZkView {
         reported.remove(path);
     }
 
-    /** An instance node came, went or changed: its PIDs' housekeeping may change (owner session). */
-    private void instanceChanged(InstanceKey key) {
-        structure++;
-        if (tracking) {
-            dirtyPids.addAll(pidNodes(key).keySet());
-        }
-    }
-
-    /**
-     * Whether the placement policy sees no difference between the two observations of a PID node: the
-     * same owner session, and both kept without error (ADDING, ADDED, UPDATING, UPDATED) — an
-     * acknowledgement such as ADDING -> ADDED, which is most of the traffic.
-     */
-    private static boolean samePlacement(PidEntry before, PidEntry after) {
-        if (before == null || before.node() == null || after.node() == null) {
-            return false;
-        }
-        PidNode a = before.node();
-        PidNode b = after.node();
-        return a.ownerSessionId() == b.ownerSessionId() && kept(a) && kept(b);
-    }
-
-    private static boolean kept(PidNode node) {
-        return !node.hasError()
-                && switch (node.state()) {
-                    case ADDING, ADDED, UPDATING, UPDATED -> true;
-                    case DELETING, DELETED -> false;
-                };
-    }
-
     private void report(String path, String message) {
         if (reported.add(path)) {
             log.warn(message);
         }
-    }
-
-    private Parsed parse(String path) {
-        String root = layout.modules();
-        if (path.equals(root)) {
-            return new Parsed(Kind.ROOT, null, null, null);
-        }
-        if (!path.startsWith(root + "/")) {
-            return new Parsed(Kind.OTHER, null, null, null);
-        }
-        String[] parts = path.substring(root.length() + 1).split("/", -1);
-        try {
-            ModuleKey module = moduleKeys.get(parts[0]);
-            if (module == null) {
-                module = ModuleKey.parse(parts[0]);
-                if (moduleKeys.size() < 100_000) {
-                    moduleKeys.put(parts[0], module);
-                }
-            }
-            if (parts.length == 1) {
-                return new Parsed(Kind.MODULE, module, null, null);
-            }
-            String child = parts[1];
-            boolean pids = ZkLayout.isPidsNodeName(child);
-            InstanceId instance = pids ? ZkLayout.instanceOfPidsNode(child) : InstanceId.of(child);
-            if (parts.length == 2) {
-                return new Parsed(pids ? Kind.PIDS : Kind.INSTANCE, module, instance, null);
-            }
-            if (parts.length == 3 && pids) {
-                return new Parsed(Kind.PID, module, instance, Names.requirePidId(parts[2], "pid"));
-            }
-        } catch (PidPoolException e) {
-            // a name that PidPool would never write
-        }
-        return new Parsed(Kind.OTHER, null, null, null);
     }
 
     // ---- queries ----
@@ -405,25 +313,17 @@ public final class ZkView {
      * followers, so nothing accumulates there; turning it on or off forgets what was recorded.
      */
     public void trackChanges(boolean on) {
-        tracking = on;
-        dirtyPids.clear();
+        changes.track(on);
     }
 
     /** PIDs whose nodes were created, removed or changed (or whose holder's node changed) since the last call. */
     public Set<String> drainDirtyPids() {
-        if (dirtyPids.isEmpty()) {
-            return Set.of();
-        }
-        Set<String> drained = new HashSet<>(dirtyPids);
-        dirtyPids.clear();
-        return drained;
+        return changes.drainDirtyPids();
     }
 
     /** Marks a PID for the next incremental pass (e.g. a write about it settled). */
     public void markDirty(String pid) {
-        if (tracking) {
-            dirtyPids.add(pid);
-        }
+        changes.markDirty(pid);
     }
 
     /**
@@ -431,7 +331,7 @@ public final class ZkView {
      * going, and PID nodes changing in any way other than an acknowledgement between kept states.
      */
     public long structureVersion() {
-        return structure;
+        return changes.structureVersion();
     }
 
     public Entry node(String path) {

@@ -1,7 +1,5 @@
 package io.pidpool.server.runtime;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.pidpool.client.internal.ids.ClusterSnowflakeIds;
@@ -9,16 +7,12 @@ import io.pidpool.client.internal.ids.CuratorWorkerIdRegistry;
 import io.pidpool.client.internal.zk.ZkAuth;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
-import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.server.advice.AdviceMonitor;
 import io.pidpool.server.advice.AdviceSetup;
 import io.pidpool.server.config.ConfigLoader;
-import io.pidpool.server.config.DatabaseConfig;
-import io.pidpool.server.config.RedisConfig;
 import io.pidpool.server.config.ServerConfig;
 import io.pidpool.server.http.BearerTokens;
-import io.pidpool.server.http.HealthCheck.Component;
 import io.pidpool.server.http.HttpApi;
 import io.pidpool.server.http.OperatorApi;
 import io.pidpool.server.jdbc.Database;
@@ -41,18 +35,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.client.codec.StringCodec;
-import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,8 +49,8 @@ import org.slf4j.LoggerFactory;
  * HTTP API, started in that order and closed in reverse.
  *
  * <p>{@link #start()} fails fast with {@code UNAVAILABLE} naming the dependency (and never its
- * credentials) when ZooKeeper, the database or Redis cannot be reached; whatever was started by
- * then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
+ * credentials) when ZooKeeper, the database or Redis cannot be reached ({@link Backends}, whose
+ * health {@link BackendProbes} report); whatever was started by then is closed again. {@link #close()} may be called from a shutdown hook at any time, also
  * while {@code start()} is still running on another thread.
  *
  * <p>The coordination node ({@link ClusterMember}: election, views, batches) gets its own ZooKeeper
@@ -76,7 +62,6 @@ import org.slf4j.LoggerFactory;
 public final class PidServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PidServer.class);
     private static final Duration HEALTH_INTERVAL = Duration.ofSeconds(5);
-    private static final long PROBE_TIMEOUT_MS = 2_000;
     static final String WORKER_GROUP = "default";
 
     private final ServerConfig config;
@@ -133,12 +118,12 @@ public final class PidServer implements AutoCloseable {
                     "HTTP port",
                     PortReservation.bind(config.http().host(), config.http().port()));
             lifecycle.add("JVM metrics", ServerMetrics.bindJvm(meters));
-            curator = lifecycle.add("ZooKeeper client", startCurator());
+            curator = lifecycle.add("ZooKeeper client", Backends.curator(config, zkAuth));
             ServerMetrics.bindZooKeeper(meters, curator, config.zookeeper().connect());
-            database = lifecycle.add("database", openDatabase(config.database()));
+            database = lifecycle.add("database", Backends.database(config.database()));
             database.bindMetrics(meters);
             database.bindCluster(config.cluster(), clock.instant()); // one cluster per database
-            RedissonClient client = startRedisson(config.redis());
+            RedissonClient client = Backends.redisson(config.redis());
             lifecycle.add("Redis client", () -> client.shutdown(0, 2, TimeUnit.SECONDS));
             redisson = client;
             lifecycle.requireOpen("worker ids");
@@ -191,7 +176,10 @@ public final class PidServer implements AutoCloseable {
                     lifecycle.add("advice monitor", advice.startMonitor(node, database.repositories(clock), usage));
             health = lifecycle.add(
                     "health monitor",
-                    new HealthMonitor(ServerMetrics.timedProbes(meters, probes(), () -> health), liveProbes())
+                    new HealthMonitor(
+                                    ServerMetrics.timedProbes(
+                                            meters, BackendProbes.probed(config, curator, client), () -> health),
+                                    BackendProbes.live(config, database))
                             .start(HEALTH_INTERVAL));
             OperatorApi operatorApi = new NodeOperatorApi(node, database.repositories(clock), ids::nextId, clock);
             lifecycle.requireOpen("HTTP API");
@@ -218,7 +206,7 @@ public final class PidServer implements AutoCloseable {
                     config.cluster(),
                     http.port(),
                     config.zookeeper().connect(),
-                    redisLabel(config.redis()));
+                    Backends.redisLabel(config.redis()));
             return this;
         } catch (RuntimeException e) {
             lifecycle.close();
@@ -310,40 +298,6 @@ public final class PidServer implements AutoCloseable {
 
     // ---------------------------------------------------------------- parts
 
-    private CuratorFramework startCurator() {
-        var zk = config.zookeeper();
-        String namespace = new ZkLayout(config.cluster()).namespace();
-        CuratorFramework client = zkAuth.configure(
-                        CuratorFrameworkFactory.builder()
-                                .connectString(zk.connect())
-                                .sessionTimeoutMs(zk.sessionTimeoutMs())
-                                // Curator warns when its connection timeout exceeds the session
-                                // timeout; the start-up wait below uses connectionTimeoutMs in full
-                                .connectionTimeoutMs(Math.min(zk.connectionTimeoutMs(), zk.sessionTimeoutMs()))
-                                .retryPolicy(new ExponentialBackoffRetry(100, 10, 5_000))
-                                .namespace(namespace),
-                        namespace)
-                .build();
-        client.start();
-        boolean connected;
-        try {
-            connected = client.blockUntilConnected(zk.connectionTimeoutMs(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            client.close();
-            throw PidPoolException.unavailable("interrupted while connecting to ZooKeeper", e);
-        }
-        if (!connected) {
-            client.close();
-            throw new PidPoolException(
-                    ErrorCode.UNAVAILABLE,
-                    "zookeeper.connect",
-                    "ZooKeeper at " + zk.connect() + " is not reachable within " + zk.connectionTimeoutMs()
-                            + " ms (zookeeper.connect)");
-        }
-        return client;
-    }
-
     private ClusterMember buildNode(QuotaProvisioner quota) {
         var zk = config.zookeeper();
         LeaderSettings settings = advice.leaderSettings(LeaderSettings.defaults());
@@ -430,133 +384,5 @@ public final class PidServer implements AutoCloseable {
             clean = clean.substring(0, 40);
         }
         return clean + "-" + ProcessHandle.current().pid();
-    }
-
-    /** Opens the pool and migrates the schema ({@link Database#open}); UNAVAILABLE names the url. */
-    private static Database openDatabase(DatabaseConfig db) {
-        try {
-            return Database.open(new io.pidpool.server.jdbc.JdbcSettings(
-                    db.url(),
-                    db.user().isEmpty() ? null : db.user(),
-                    db.password().isEmpty() ? null : db.password(),
-                    db.maxPoolSize(),
-                    io.pidpool.server.jdbc.JdbcSettings.DEFAULT_CONNECTION_TIMEOUT));
-        } catch (PidPoolException e) {
-            throw new PidPoolException(e.code(), "database.url", e.getMessage() + " (database.url)", e);
-        }
-    }
-
-    private static RedissonClient startRedisson(RedisConfig redis) {
-        Config config;
-        if (redis.usesRedissonBlock()) {
-            try {
-                ObjectMapper yaml = new YAMLMapper();
-                config = Config.fromYAML(yaml.writeValueAsString(redis.redisson()));
-            } catch (IOException e) {
-                throw PidPoolException.invalid("redis.redisson", "not a valid Redisson configuration");
-            }
-        } else {
-            config = new Config();
-            var single = config.useSingleServer()
-                    .setAddress(redis.address())
-                    .setDatabase(redis.database())
-                    .setConnectionMinimumIdleSize(2)
-                    .setSubscriptionConnectionMinimumIdleSize(1);
-            if (!redis.password().isEmpty()) {
-                single.setPassword(redis.password());
-            }
-        }
-        // strings, not Redisson's default Kryo: scripts and redis-cli can read what PidPool writes
-        config.setCodec(StringCodec.INSTANCE);
-        try {
-            return Redisson.create(config);
-        } catch (RuntimeException e) {
-            String key = redis.usesRedissonBlock() ? "redis.redisson" : "redis.address";
-            throw new PidPoolException(
-                    ErrorCode.UNAVAILABLE,
-                    key,
-                    "Redis at " + redisLabel(redis) + " is not reachable (" + key + "): " + rootMessage(e),
-                    e);
-        }
-    }
-
-    private Map<String, Supplier<Component>> probes() {
-        Map<String, Supplier<Component>> probes = new LinkedHashMap<>();
-        String zk = config.zookeeper().connect();
-        probes.put("zookeeper", () -> {
-            var client = curator.getZookeeperClient();
-            if (!client.isConnected()) {
-                return Component.down("not connected to " + zk);
-            }
-            int negotiated;
-            try {
-                negotiated = client.getZooKeeper().getSessionTimeout();
-            } catch (Exception e) {
-                return Component.down("no session with " + zk + ": " + e.getMessage());
-            }
-            return Component.up(zk + ", session timeout " + negotiated + " ms");
-        });
-        String redisLabel = redisLabel(config.redis());
-        String key = "pidpool:" + config.cluster() + ":health";
-        probes.put("redis", () -> {
-            try {
-                redisson.getBucket(key, StringCodec.INSTANCE)
-                        .isExistsAsync()
-                        .toCompletableFuture()
-                        .get(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                return Component.up(redisLabel);
-            } catch (TimeoutException e) {
-                return Component.down(redisLabel + ": no answer within " + PROBE_TIMEOUT_MS + " ms");
-            } catch (ExecutionException e) {
-                return Component.down(redisLabel + ": " + rootMessage(e));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return Component.down(redisLabel + ": interrupted");
-            }
-        });
-        return probes;
-    }
-
-    /** The database's state from its own background probe (every 250 ms): current on every report. */
-    private Map<String, Supplier<Component>> liveProbes() {
-        String db = redactUrl(config.database().url());
-        return Map.of("database", () -> {
-            var status = database.health().status();
-            return status.state() == io.pidpool.server.jdbc.DatabaseHealth.State.UP
-                    ? Component.up(db)
-                    : Component.down(db + ": " + status.detail());
-        });
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    /** Drops everything after '?' or ';' (where credentials may hide) and any user:password@. */
-    static String redactUrl(String jdbcUrl) {
-        String url = jdbcUrl;
-        int cut = indexOfAny(url, '?', ';');
-        if (cut >= 0) {
-            url = url.substring(0, cut);
-        }
-        return url.replaceAll("//[^/@]*@", "//");
-    }
-
-    private static int indexOfAny(String s, char a, char b) {
-        int i = s.indexOf(a);
-        int j = s.indexOf(b);
-        return i < 0 ? j : (j < 0 ? i : Math.min(i, j));
-    }
-
-    static String redisLabel(RedisConfig redis) {
-        return redis.usesRedissonBlock()
-                ? "(redis.redisson block)"
-                : redis.address().replaceAll("//[^/@]*@", "//");
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage());
     }
 }

@@ -4,7 +4,6 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -25,8 +24,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Callers submit <em>units</em> (a list of {@link ZkWrite}s that must commit together, e.g. "create
  * the pids node and point the instance at it"). Units are queued and packed into multi-ops of at most
- * {@code maxOpsPerMulti} operations, several of which may be in flight at once (pipelined: ZooKeeper
- * applies one session's requests in order). Nothing here is a synchronous round trip per node.
+ * {@code maxOpsPerMulti} operations ({@link UnitQueue}), several of which may be in flight at once
+ * (pipelined: ZooKeeper applies one session's requests in order). Nothing here is a synchronous round
+ * trip per node. This class decides what an answer means for the term (the states below); {@link
+ * MultiOpBatch} maps an answer back to the units it carried. The states, the in-flight count and the
+ * outcome rules stay together here: they are one protocol, whose guarantees (queue order, fencing
+ * once, nothing sent after a refusal) hold under its one lock.
  *
  * <p>Outcomes, per unit:
  *
@@ -56,6 +59,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencedWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FencedWriter.class);
+    /** Well below ZooKeeper's default jute.maxbuffer (1 MiB) for one request. */
+    private static final int MAX_BYTES_PER_MULTI = 512 * 1024;
 
     private enum State {
         OPEN,
@@ -64,47 +69,12 @@ public final class FencedWriter implements AutoCloseable {
         CLOSED
     }
 
-    /**
-     * A unit and the largest multi-op it may travel in: {@code maxOpsPerMulti} at first, halved each
-     * time it was behind a failed write (ZooKeeper reports only the first failing operation of a
-     * multi-op and does not evaluate the rest), so several stale units in one multi-op are isolated by
-     * bisection in O(k log n) round trips instead of one round trip (and one full resend) per unit.
-     */
-    private static final class Unit {
-        final List<ZkWrite> writes;
-        final CompletableFuture<List<WriteResult>> future;
-        /** {@link ZkWrite#size()} summed once (a unit may be looked at by several takes). */
-        final int bytes;
-
-        int cap;
-
-        Unit(List<ZkWrite> writes, CompletableFuture<List<WriteResult>> future, int cap) {
-            this.writes = writes;
-            this.future = future;
-            this.cap = cap;
-            int sum = 0;
-            for (ZkWrite write : writes) {
-                sum += write.size();
-            }
-            this.bytes = sum;
-        }
-
-        List<ZkWrite> writes() {
-            return writes;
-        }
-
-        CompletableFuture<List<WriteResult>> future() {
-            return future;
-        }
-    }
-
     private record Completion(CompletableFuture<List<WriteResult>> future, List<WriteResult> value, Throwable error) {}
 
     private final MultiOpSession session;
     private final String epochPath;
     private final FenceToken token;
     private final int maxOpsPerMulti;
-    private final int maxBytesPerMulti;
     private final int maxInFlight;
     private final Consumer<PidPoolException> onFenced;
 
@@ -112,8 +82,7 @@ public final class FencedWriter implements AutoCloseable {
     /** Orders the sending of batches (see {@link #flush()}); taken before {@code lock}, never after. */
     private final Object sendOrder = new Object();
 
-    private final ArrayDeque<Unit> queue = new ArrayDeque<>();
-    private int queuedOps;
+    private final UnitQueue queue;
     private int inFlight;
     private State state = State.OPEN;
     private PidPoolException fencedBy;
@@ -182,8 +151,8 @@ public final class FencedWriter implements AutoCloseable {
         this.epochPath = epochPath;
         this.token = token;
         this.maxOpsPerMulti = maxOpsPerMulti;
-        this.maxBytesPerMulti = 512 * 1024;
         this.maxInFlight = maxInFlight;
+        this.queue = new UnitQueue(maxOpsPerMulti, MAX_BYTES_PER_MULTI, epochPath.length());
         this.onFenced = onFenced;
     }
 
@@ -199,16 +168,15 @@ public final class FencedWriter implements AutoCloseable {
         if (writes.isEmpty() || writes.size() >= maxOpsPerMulti) { // not boxed per unit when it holds
             requireArgument(false, "writes", "a unit has 1..%d writes, got %d", maxOpsPerMulti - 1, writes.size());
         }
-        var unit = new Unit(List.copyOf(writes), new CompletableFuture<>(), maxOpsPerMulti);
+        var unit = new WriteUnit(List.copyOf(writes), new CompletableFuture<>(), maxOpsPerMulti);
         boolean full;
         synchronized (lock) {
             PidPoolException refusal = refusalLocked();
             if (refusal != null) {
                 return CompletableFuture.failedFuture(refusal);
             }
-            queue.addLast(unit);
-            queuedOps += unit.writes().size();
-            full = queuedOps >= maxOpsPerMulti - 1;
+            queue.add(unit);
+            full = queue.ops() >= maxOpsPerMulti - 1;
         }
         if (full) {
             flush();
@@ -230,7 +198,7 @@ public final class FencedWriter implements AutoCloseable {
 
     private void sendQueued(List<Completion> completions) {
         while (true) {
-            List<Unit> batch;
+            MultiOpBatch batch;
             synchronized (lock) {
                 if (state != State.OPEN || queue.isEmpty() || inFlight >= maxInFlight) {
                     break;
@@ -251,42 +219,15 @@ public final class FencedWriter implements AutoCloseable {
                             completions);
                     break;
                 }
-                batch = takeBatchLocked();
+                batch = new MultiOpBatch(queue.take());
                 inFlight++;
             }
             send(batch);
         }
     }
 
-    private List<Unit> takeBatchLocked() {
-        List<Unit> batch = new ArrayList<>();
-        int ops = 1;
-        int bytes = epochPath.length();
-        int cap = maxOpsPerMulti;
-        while (!queue.isEmpty()) {
-            Unit next = queue.peekFirst();
-            int unitOps = next.writes().size();
-            int unitBytes = next.bytes;
-            int capWith = Math.min(cap, next.cap);
-            if (!batch.isEmpty() && (ops + unitOps > capWith || bytes + unitBytes > maxBytesPerMulti)) {
-                break;
-            }
-            queue.pollFirst();
-            queuedOps -= unitOps;
-            batch.add(next);
-            ops += unitOps;
-            bytes += unitBytes;
-            cap = capWith;
-        }
-        return batch;
-    }
-
-    private void send(List<Unit> batch) {
-        List<ZkWrite> ops = new ArrayList<>();
-        ops.add(new ZkWrite.Check(epochPath, token.epochVersion()));
-        for (Unit unit : batch) {
-            ops.addAll(unit.writes());
-        }
+    private void send(MultiOpBatch batch) {
+        List<ZkWrite> ops = batch.ops(new ZkWrite.Check(epochPath, token.epochVersion()));
         multisSent.incrementAndGet();
         opsSent.addAndGet(ops.size());
         try {
@@ -297,26 +238,19 @@ public final class FencedWriter implements AutoCloseable {
         }
     }
 
-    private void onResult(List<Unit> batch, int rc, List<MultiOpSession.OpOutcome> results) {
+    private void onResult(MultiOpBatch batch, int rc, List<MultiOpSession.OpOutcome> results) {
         List<Completion> completions = new ArrayList<>();
         synchronized (lock) {
             inFlight--;
             if (rc == Code.OK.intValue()) {
-                int index = 1;
-                for (Unit unit : batch) {
-                    List<WriteResult> unitResults =
-                            new ArrayList<>(unit.writes().size());
-                    for (ZkWrite write : unit.writes()) {
-                        unitResults.add(
-                                new WriteResult(write, results.get(index++).stat()));
-                    }
-                    completions.add(new Completion(unit.future(), unitResults, null));
-                }
-            } else if (results != null && results.size() == countOps(batch) + 1) {
-                int failed = firstFailure(results);
+                batch.committed(
+                        results,
+                        (unit, unitResults) -> completions.add(new Completion(unit.future(), unitResults, null)));
+            } else if (results != null && results.size() == batch.size()) {
+                int failed = MultiOpBatch.firstFailure(results);
                 int err = failed < 0 ? rc : results.get(failed).code();
                 if (failed < 0) {
-                    failUnitsLocked(batch, ZkErrors.translate(rc, "fenced multi-op"), completions);
+                    failUnitsLocked(batch.units(), ZkErrors.translate(rc, "fenced multi-op"), completions);
                 } else if (failed == 0) {
                     fenceLocked(
                             new PidPoolException(
@@ -325,89 +259,35 @@ public final class FencedWriter implements AutoCloseable {
                                     "epoch " + token.epoch().value() + " was superseded (" + Code.get(err) + " on "
                                             + epochPath + ")"),
                             completions);
-                    failUnitsLocked(batch, null, completions);
+                    failUnitsLocked(batch.units(), null, completions);
                 } else {
-                    Unit culprit = unitAt(batch, failed);
-                    ZkWrite write = culprit.writes().get(indexInUnit(batch, failed));
+                    WriteUnit culprit = batch.unitAt(failed);
+                    ZkWrite write = batch.writeAt(failed);
                     completions.add(new Completion(
                             culprit.future(), null, ZkErrors.translate(err, "write to " + write.path())));
                     resends.incrementAndGet();
-                    // the other units were not applied: send them again, in their order, before the rest.
-                    // Those before the culprit passed their checks and go as they were; those after it
-                    // were not evaluated and may hold more stale writes: they travel in halved multi-ops.
-                    int half = Math.max(2, (countOps(batch) + 1) / 2);
-                    List<Unit> again = new ArrayList<>(batch.size());
-                    boolean after = false;
-                    for (Unit unit : batch) {
-                        if (unit == culprit) {
-                            after = true;
-                        } else {
-                            if (after) {
-                                unit.cap = Math.min(unit.cap, half);
-                            }
-                            again.add(unit);
-                        }
-                    }
-                    requeueFrontLocked(again, completions);
+                    // the other units were not applied: send them again, in their order, before the rest
+                    requeueFrontLocked(batch.resendWithout(culprit), completions);
                 }
             } else {
                 PidPoolException error = ZkErrors.translate(rc, "fenced multi-op");
                 if (error.code() == ErrorCode.FENCED) {
                     fenceLocked(error, completions);
                 }
-                failUnitsLocked(batch, error, completions);
+                failUnitsLocked(batch.units(), error, completions);
             }
         }
         complete(completions);
         flush();
     }
 
-    private static int countOps(List<Unit> batch) {
-        return batch.stream().mapToInt(u -> u.writes().size()).sum();
-    }
-
-    private static int firstFailure(List<MultiOpSession.OpOutcome> results) {
-        for (int i = 0; i < results.size(); i++) {
-            int code = results.get(i).code();
-            if (code != Code.OK.intValue() && code != Code.RUNTIMEINCONSISTENCY.intValue()) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static Unit unitAt(List<Unit> batch, int opIndex) {
-        int index = 1;
-        for (Unit unit : batch) {
-            if (opIndex < index + unit.writes().size()) {
-                return unit;
-            }
-            index += unit.writes().size();
-        }
-        throw new IllegalStateException("op " + opIndex + " is beyond the multi-op");
-    }
-
-    private static int indexInUnit(List<Unit> batch, int opIndex) {
-        int index = 1;
-        for (Unit unit : batch) {
-            if (opIndex < index + unit.writes().size()) {
-                return opIndex - index;
-            }
-            index += unit.writes().size();
-        }
-        throw new IllegalStateException("op " + opIndex + " is beyond the multi-op");
-    }
-
-    private void requeueFrontLocked(List<Unit> units, List<Completion> completions) {
+    private void requeueFrontLocked(List<WriteUnit> units, List<Completion> completions) {
         PidPoolException refusal = refusalLocked();
         if (refusal != null) {
             failUnitsLocked(units, refusal, completions);
             return;
         }
-        for (int i = units.size() - 1; i >= 0; i--) {
-            queue.addFirst(units.get(i));
-            queuedOps += units.get(i).writes().size();
-        }
+        queue.putFront(units);
     }
 
     private PidPoolException refusalLocked() {
@@ -431,16 +311,14 @@ public final class FencedWriter implements AutoCloseable {
     }
 
     private void failAllLocked(PidPoolException cause, List<Completion> completions) {
-        for (Unit unit : queue) {
+        for (WriteUnit unit : queue.drain()) {
             completions.add(new Completion(unit.future(), null, cause));
         }
-        queue.clear();
-        queuedOps = 0;
     }
 
-    private void failUnitsLocked(List<Unit> units, PidPoolException cause, List<Completion> completions) {
+    private void failUnitsLocked(List<WriteUnit> units, PidPoolException cause, List<Completion> completions) {
         PidPoolException error = cause != null ? cause : fencedBy;
-        for (Unit unit : units) {
+        for (WriteUnit unit : units) {
             completions.add(new Completion(unit.future(), null, error));
         }
     }

@@ -76,8 +76,8 @@ class AdviceConfigTest {
         assertThat(a.webhook().maxAttempts()).isEqualTo(10);
         assertThat(a.massFailureShare()).isEqualTo(0.3);
         assertThat(a.cooldownAfterFailures()).isEqualTo(5);
-        assertThat(ConfigLoader.keys())
-                .extracting(ConfigLoader.Key::envName)
+        assertThat(EnvironmentKeys.all())
+                .extracting(EnvironmentKeys.Key::envName)
                 .contains("PIDPOOL_ADVICE_AUTO_APPLY_ENABLED", "PIDPOOL_ADVICE_WEBHOOK_URL");
     }
 

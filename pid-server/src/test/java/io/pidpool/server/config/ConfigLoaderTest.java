@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -151,10 +150,10 @@ class ConfigLoaderTest {
 
     @Test
     void everyKeyHasAnEnvironmentVariableThatTakesEffect() {
-        assertThat(ConfigLoader.keys().stream().map(ConfigLoader.Key::path))
+        assertThat(EnvironmentKeys.all().stream().map(EnvironmentKeys.Key::path))
                 .containsExactlyInAnyOrderElementsOf(VALID_ENV_VALUES.keySet());
         ServerConfig base = load(DESIGN_EXAMPLE, Map.of());
-        for (ConfigLoader.Key key : ConfigLoader.keys()) {
+        for (EnvironmentKeys.Key key : EnvironmentKeys.all()) {
             String value = VALID_ENV_VALUES.get(key.path());
             Map<String, String> env = new HashMap<>(Map.of(key.envName(), value));
             if (key.path().equals("security.currentKeyId")) {
@@ -194,30 +193,6 @@ class ConfigLoaderTest {
                         .map(t -> t instanceof TokenConfig token ? token.name() : String.valueOf(t))
                         .toList()
                 : node;
-    }
-
-    @Test
-    void environmentNamesFollowTheDocumentedScheme() {
-        Map<String, String> names = ConfigLoader.keys().stream()
-                .collect(Collectors.toMap(ConfigLoader.Key::path, ConfigLoader.Key::envName));
-        assertThat(names)
-                .containsEntry("zookeeper.connect", "PIDPOOL_ZOOKEEPER_CONNECT")
-                .containsEntry("zookeeper.sessionTimeoutMs", "PIDPOOL_ZOOKEEPER_SESSION_TIMEOUT_MS")
-                .containsEntry("http.port", "PIDPOOL_HTTP_PORT")
-                .containsEntry("database.url", "PIDPOOL_DATABASE_URL")
-                .containsEntry("security.secretKey", "PIDPOOL_SECURITY_SECRET_KEY")
-                .containsEntry("security.tokens", "PIDPOOL_SECURITY_TOKENS")
-                .containsEntry("redis.redisson", "PIDPOOL_REDIS_REDISSON")
-                .containsEntry("worker.enabled", "PIDPOOL_WORKER_ENABLED");
-        assertThat(ConfigLoader.keys().stream()
-                        .filter(ConfigLoader.Key::structured)
-                        .map(ConfigLoader.Key::path))
-                .containsExactlyInAnyOrder(
-                        "redis.redisson",
-                        "security.secretKeys",
-                        "security.tokens",
-                        "advice.utilisationPercents",
-                        "advice.tariff");
     }
 
     @Test
@@ -443,7 +418,7 @@ class ConfigLoaderTest {
 
     @Test
     void variableNamesWithoutHumpUnderscoresAreAcceptedToo() {
-        assertThat(ConfigLoader.aliasName("security.secretKey")).isEqualTo("PIDPOOL_SECURITY_SECRETKEY");
+        assertThat(EnvironmentKeys.aliasName("security.secretKey")).isEqualTo("PIDPOOL_SECURITY_SECRETKEY");
         String yaml = DESIGN_EXAMPLE.replace("secretKey: \"" + KEY + "\", ", "");
         ServerConfig c = load(yaml, Map.of("PIDPOOL_SECURITY_SECRETKEY", OTHER_KEY, "PIDPOOL_ZOOKEEPER_AUTH", "u:p"));
         assertThat(c.security().secretKey()).isEqualTo(OTHER_KEY);

@@ -90,4 +90,33 @@ class JdbiModuleMovesIT {
             assertThat(moves.changedSince(clock.instant().plusSeconds(1))).isEmpty();
         }
     }
+
+    @Test
+    void aLaterCallReadsOnlyNewBatchesAndStillSeesOneThatFinishedOutOfOrder() {
+        for (TestDatabase db : SharedTestDatabases.available()) {
+            ManualClock clock = new ManualClock(LAST_MONTH);
+            Repositories repos = db.fresh(clock);
+            JdbiModuleMoves moves = db.database().moduleMoves();
+            nextBatch = 1;
+            batch(repos, true, new Operation.Add<>(A, List.of(spec("p1"), spec("p2"))));
+            clock.set(MONTH_START.plus(Duration.ofDays(1)));
+            assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEmpty();
+
+            // batch 2 is recorded first but finishes after batch 3
+            BatchId late = new BatchId(nextBatch++);
+            repos.operations()
+                    .append(BatchRecord.pending(
+                            OperationBatch.pending(
+                                    late, List.of(new Operation.Migrate<>(List.of("p2"), B)), "ops", Instant.EPOCH),
+                            SEALER::seal));
+            batch(repos, true, new Operation.Add<>(C, List.of(spec("p3"))));
+            assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEmpty();
+            repos.operations().markDealing(late, new Epoch(1));
+            repos.operations().finish(late, BatchStatus.DEALED, List.of(OperationResult.ok(0)), new Epoch(1));
+            assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEqualTo(Set.of(A, B));
+
+            batch(repos, true, new Operation.Delete<>(List.of("p3")));
+            assertThat(moves.changedSince(MONTH_START)).as(db.toString()).isEqualTo(Set.of(A, B, C));
+        }
+    }
 }

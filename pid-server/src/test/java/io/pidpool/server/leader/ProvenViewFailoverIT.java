@@ -3,6 +3,7 @@ package io.pidpool.server.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidState;
 import io.pidpool.server.testing.SimulatedInstance;
@@ -41,7 +42,7 @@ class ProvenViewFailoverIT {
         old.close();
         await().atMost(Duration.ofSeconds(40)).until(successor::isLeader);
 
-        TreeWatcher.Proof start = successor.lastTermStart();
+        TreeFollower.Proof start = successor.lastTermStart();
         assertThat(start.current()).as("scan skipped, else: " + start.reason()).isTrue();
         assertFailoverMovedNothing(successor, pids, first, second, events);
     }
@@ -64,7 +65,7 @@ class ProvenViewFailoverIT {
         old.close();
         await().atMost(Duration.ofSeconds(40)).until(successor::isLeader);
 
-        TreeWatcher.Proof start = successor.lastTermStart();
+        TreeFollower.Proof start = successor.lastTermStart();
         assertThat(start.current()).as("the term scanned").isFalse();
         // the same session back ("interrupted") or, if the reconnection took longer than the session
         // timeout, a new one ("no scan since the last (re)connection")

@@ -215,7 +215,7 @@ class UsageLedgerSyncIT {
             }
 
             SyncReport report = f.sync().syncShard(shard);
-            String db = UsageLedgerSync.dbClientId(shard, report.incarnation(), "c1");
+            String db = LedgerClientIds.forSource(shard, report.incarnation(), "c1");
             assertThat(report.eventsRead()).isEqualTo(9);
             assertThat(report.streamGaps()).isEqualTo(2); // 3 and 5 skipped in the read; 12 only the heads reveal
             assertThat(report.alerts())
@@ -416,15 +416,6 @@ class UsageLedgerSyncIT {
             assertThatThrownBy(() -> tasks.handler().handle(bad))
                     .isInstanceOf(io.pidpool.worker.task.NonRetryableTaskException.class);
         }
-    }
-
-    @Test
-    void databaseClientIdsStayWithin64TokenCharacters() {
-        String inc = "0f8e2c4a-1b2c-4d5e-8f90-123456789abc";
-        assertThat(UsageLedgerSync.dbClientId(3, inc, "c1")).isEqualTo("3.0f8e2c4a.c1");
-        String longId = UsageLedgerSync.dbClientId(1023, inc, "x".repeat(64));
-        assertThat(longId).hasSizeLessThanOrEqualTo(64).matches("[A-Za-z0-9_.-]+");
-        assertThat(longId).isNotEqualTo(UsageLedgerSync.dbClientId(1023, inc, "x".repeat(63) + "y"));
     }
 
     static List<String> pids(UsageFixture f, int n) {

@@ -3,6 +3,7 @@ package io.pidpool.server.zk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.server.testing.LoopbackZooKeeper;
 import io.pidpool.server.testing.ZkTestSupport;
 import java.nio.charset.StandardCharsets;
@@ -151,7 +152,7 @@ class TreeWatcherIT {
 
     @Test
     void afterTheFirstScanTheViewIsProvenCurrent() {
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(proof.current()).as(proof.reason()).isTrue();
         assertThat(proof.zxid())
                 .isGreaterThanOrEqualTo(upserts(root + "/a/x").get(0).stat().mzxid());
@@ -166,17 +167,17 @@ class TreeWatcherIT {
     @Test
     void theBarrierWaitsForTheReadsOfEarlierNotifications() throws Exception {
         CompletableFuture<Void> release = new CompletableFuture<>();
-        watcher.readHook = read -> read.thenCombine(release, (events, nothing) -> events);
+        watcher.readHook(read -> read.thenCombine(release, (events, nothing) -> events));
         other.create().forPath(root + "/a/held", bytes("h"));
 
-        TreeWatcher.Proof early = watcher.proveCurrent(Duration.ofMillis(300));
+        TreeFollower.Proof early = watcher.proveCurrent(Duration.ofMillis(300));
         assertThat(early.current()).isFalse();
         assertThat(early.reason()).contains("took longer");
         assertThat(upserts(root + "/a/held")).isEmpty();
 
         other.create().forPath(root + "/a/held2", bytes("h2"));
         CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS).execute(() -> release.complete(null));
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(release).isDone();
         assertThat(proof.current()).as(proof.reason()).isTrue();
         assertThat(upserts(root + "/a/held")).hasSize(1);
@@ -193,7 +194,7 @@ class TreeWatcherIT {
         other.transaction().forOperations(creates);
         other.delete().forPath(root + "/a/x");
 
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
 
         assertThat(proof.current()).as(proof.reason()).isTrue();
         for (int i = 0; i < 450; i++) {
@@ -236,7 +237,7 @@ class TreeWatcherIT {
 
         ZkTestSupport.interruptConnection(patient);
         assertThat(patient.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
-        TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(after.current()).isFalse();
         assertThat(after.reason()).contains("interrupted");
 
@@ -246,7 +247,7 @@ class TreeWatcherIT {
         assertThat(watcher.proveCurrent(Duration.ofSeconds(10)).current()).isFalse();
 
         executor.pumpUntil(() -> watcher.scans() > scans);
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(proof.current()).as(proof.reason()).isTrue();
     }
 
@@ -259,12 +260,12 @@ class TreeWatcherIT {
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> client.getZookeeperClient().isConnected() && sessionOf(client) != session);
 
-        TreeWatcher.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof after = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(after.current()).isFalse();
 
         executor.pumpUntil(() -> watcher.scans() > scans);
         other.create().forPath(root + "/a/late", bytes("l"));
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(proof.current()).as(proof.reason()).isTrue();
         assertThat(upserts(root + "/a/late")).hasSize(1);
     }
@@ -272,18 +273,18 @@ class TreeWatcherIT {
     /** A read of notified nodes that failed: the node may be missing until the next scan. */
     @Test
     void aFailedReadLeavesTheViewUnprovenUntilTheNextScan() throws Exception {
-        watcher.readHook = read -> CompletableFuture.failedFuture(new IllegalStateException("injected"));
+        watcher.readHook(read -> CompletableFuture.failedFuture(new IllegalStateException("injected")));
         other.setData().forPath(root + "/a/x", bytes("x1"));
 
-        TreeWatcher.Proof failed = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof failed = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(failed.current()).isFalse();
         assertThat(failed.reason()).contains("failed");
         assertThat(upserts(root + "/a/x")).hasSize(1); // only the first scan's
 
-        watcher.readHook = UnaryOperator.identity();
+        watcher.readHook(UnaryOperator.identity());
         long scans = watcher.scans();
         executor.pumpUntil(() -> watcher.scans() > scans);
-        TreeWatcher.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
+        TreeFollower.Proof proof = watcher.proveCurrent(Duration.ofSeconds(10));
         assertThat(proof.current()).as(proof.reason()).isTrue();
         assertThat(upserts(root + "/a/x")).anyMatch(u -> new String(u.data(), StandardCharsets.UTF_8).equals("x1"));
     }

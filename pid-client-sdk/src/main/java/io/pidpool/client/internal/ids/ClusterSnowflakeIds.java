@@ -40,7 +40,10 @@ import org.slf4j.LoggerFactory;
  * graceful {@link #close()} the mark is lowered to the last id actually issued, so a successor need not
  * wait for the reservation to pass.
  *
- * <p><b>Cost.</b> About one ZooKeeper write per {@code reservation / 2} while holding a slot; a
+ * <p><b>Cost.</b> About one ZooKeeper write per {@code reservation / 2} while ids are being issued,
+ * none while idle: then the reservation lapses, and the first id after the pause renews it
+ * synchronously (one round trip), as an id beyond the reservation always does. Many idle clients in
+ * one ensemble would otherwise write (and sync to disk) once a second each for nothing. A
  * successor whose floor lies ahead of its clock waits for the clock like {@link SnowflakeIds} does (at
  * most {@code maxWait}, then {@code UNAVAILABLE}, retryable). That happens when a holder dies without
  * closing and its session expires within {@code reservation} (a forced expiry; a real crash takes
@@ -123,6 +126,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             if (a.stopped) {
                 continue; // discarded: the slot may be someone else's now
             }
+            a.lastIssued = timestamp;
             return id;
         }
         throw PidPoolException.unavailable(
@@ -239,7 +243,9 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
                 return;
             }
             long now = clock.millis();
-            if (a.reservedUntil - now < reservationMillis / 2) {
+            // idle: the reservation lapses, and the next id renews it itself (one round trip)
+            boolean issuing = now - a.lastIssued < reservationMillis;
+            if (issuing && a.reservedUntil - now < reservationMillis / 2) {
                 a.extend(now);
             }
         } catch (PidPoolException e) {

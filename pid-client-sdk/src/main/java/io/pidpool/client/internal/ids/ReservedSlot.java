@@ -24,6 +24,9 @@ final class ReservedSlot {
     final WorkerSlot slot;
     final SnowflakeIds ids;
     volatile long reservedUntil;
+    /** The timestamp of the last id returned: the reservation is renewed ahead only while ids flow. */
+    volatile long lastIssued;
+
     volatile boolean stopped;
     /** The slot is provably not ours: release it before taking one again. */
     volatile boolean release;

@@ -127,6 +127,28 @@ class ClusterSnowflakeIdsIT {
     }
 
     @Test
+    void anIdleGeneratorLetsItsReservationLapseAndTheNextIdRenewsIt() throws Exception {
+        Duration reservation = Duration.ofMillis(800);
+        CuratorWorkerIdRegistry registry = registry("owner-a");
+        ClusterSnowflakeIds ids = track(ClusterSnowflakeIds.builder()
+                .registry(registry)
+                .preferredWorkerId(2)
+                .reservation(reservation)
+                .build());
+        SnowflakeId first = ids.decode(ids.nextId());
+        // while ids flowed the mark was kept ahead; once idle, the background stops writing it
+        Thread.sleep(reservation.toMillis() * 2);
+        long settled = mark(2).reservedUntilMillis();
+        Thread.sleep(reservation.toMillis() * 3);
+        assertThat(mark(2).reservedUntilMillis()).isEqualTo(settled);
+        assertThat(settled).isGreaterThanOrEqualTo(first.timestampMillis());
+
+        SnowflakeId next = ids.decode(ids.nextId());
+        assertThat(next.timestampMillis()).isGreaterThan(settled);
+        assertThat(mark(2).reservedUntilMillis()).isGreaterThanOrEqualTo(next.timestampMillis());
+    }
+
+    @Test
     void idsCarryTheHeldWorkerIdIncreaseAndAreCoveredByTheMark() throws Exception {
         CuratorWorkerIdRegistry registry = registry("owner-a");
         ClusterSnowflakeIds ids = track(ClusterSnowflakeIds.builder()
