@@ -68,6 +68,10 @@ import org.redisson.api.RedissonClient;
  * slot the client holds in ZooKeeper (on a ZooKeeper session of its own). A permit is granted only
  * while the hold is provably valid, the same check as {@link #heldPids()}. Without a Redis address both
  * throw {@link PidPoolException} ({@code ILLEGAL_STATE}).
+ *
+ * <p><b>One file.</b> This is the SDK's public contract, the interface and its {@link Builder}, and
+ * most of its length is their javadoc (every method's failures, every option's bounds and default);
+ * it stays one file so that a user reads the whole contract in one place. The code is internal.
  */
 public interface PidClient extends AutoCloseable {
 

@@ -43,6 +43,10 @@ import org.slf4j.LoggerFactory;
  *       revoked: the client holds a PID only while its node says so.
  * </ul>
  *
+ * <p><b>One class.</b> The rules are one decision table over one entry per PID: {@link #reconcile}
+ * reads every field that an observation, an outcome or a write result sets, so the table stays in
+ * one file where its invariants (one thing in flight, listener before ack) can be checked together.
+ *
  * <p>Concurrency: not thread-safe. Confined to the client's state thread, which owns all held-PID
  * state; callbacks and ZooKeeper replies reach it as posted tasks.
  */

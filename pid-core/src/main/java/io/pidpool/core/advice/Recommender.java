@@ -6,9 +6,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.quota.OverageTariff;
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,7 +52,8 @@ import java.util.Set;
  * the recommendations it may end up in (all moves between the same two modules; the current run of
  * consecutive ones) also lower the cost when applied alone; otherwise the next best move is tried.
  * Ties go to the target, source and PID id in key order. After a move only the two modules it
- * touched are priced again.
+ * touched are priced again: each module's state in a run, with its candidates and cached what-if
+ * prices, is a {@link ModuleBook}.
  *
  * <p>The moves are then grouped into one recommendation per pair of modules, in the order of each
  * pair's first move, and that order is replayed from the snapshot with every move priced again; if
@@ -66,11 +65,12 @@ import java.util.Set;
  * RecommenderPolicy#maxModulesPerSide()}) plus {@code O(S + T)} new what-if prices, each {@code
  * O(log(range) * log P)}.
  *
+ * <p>One run stays one class: choosing, the stand-alone checks and the replay share its books and
+ * its groups of moves.
+ *
  * <p>Concurrency: stateless apart from its immutable policy; thread-safe.
  */
 public final class Recommender {
-    private static final int CANDIDATES = 3;
-
     private final RecommenderPolicy policy;
 
     public Recommender(RecommenderPolicy policy) {
@@ -119,7 +119,7 @@ public final class Recommender {
         private final boolean[] moved;
         private final WaterFill.Multiset none;
         private final BigDecimal minSaving;
-        private Book[] books;
+        private ModuleBook[] books;
         private BigDecimal total;
 
         private final List<Move> sequence = new ArrayList<>();
@@ -140,13 +140,14 @@ public final class Recommender {
             this.total = report.totalProjectedOverageCost();
         }
 
-        private Book[] freshBooks() {
+        private ModuleBook[] freshBooks() {
             List<ModuleProjection> modules = report.modules();
-            Book[] fresh = new Book[modules.size()];
+            ModuleBook[] fresh = new ModuleBook[modules.size()];
             for (int i = 0; i < fresh.length; i++) {
                 ModuleProjection projection = modules.get(i);
                 ModuleModel model = report.models().get(projection.key());
-                fresh[i] = new Book(i, model, projection, frozen.contains(projection.key()));
+                fresh[i] = new ModuleBook(
+                        i, model, projection, frozen.contains(projection.key()), pids, moved, tariff, none);
             }
             return fresh;
         }
@@ -175,16 +176,16 @@ public final class Recommender {
 
         /** The best admissible move in the current state, or null. */
         private Move nextMove() {
-            List<Book> sources = pick(true);
-            List<Book> targets = pick(false);
+            List<ModuleBook> sources = pick(true);
+            List<ModuleBook> targets = pick(false);
             if (sources.isEmpty() || targets.isEmpty()) {
                 return null;
             }
             Set<Move> rejected = new HashSet<>();
             while (true) {
                 Move best = null;
-                for (Book target : targets) {
-                    for (Book source : sources) {
+                for (ModuleBook target : targets) {
+                    for (ModuleBook source : sources) {
                         if (source == target) {
                             continue;
                         }
@@ -210,9 +211,9 @@ public final class Recommender {
         }
 
         /** Sources (slack, above minimum, something to give) or targets (shortfall), best first, capped. */
-        private List<Book> pick(boolean sources) {
-            List<Book> picked = new ArrayList<>();
-            for (Book book : books) {
+        private List<ModuleBook> pick(boolean sources) {
+            List<ModuleBook> picked = new ArrayList<>();
+            for (ModuleBook book : books) {
                 if (book.frozen) {
                     continue;
                 }
@@ -227,9 +228,9 @@ public final class Recommender {
                     picked.add(book);
                 }
             }
-            Comparator<Book> order = sources
-                    ? Comparator.comparingLong(Book::slack).reversed()
-                    : Comparator.comparingLong(Book::shortfall).reversed();
+            Comparator<ModuleBook> order = sources
+                    ? Comparator.comparingLong(ModuleBook::slack).reversed()
+                    : Comparator.comparingLong(ModuleBook::shortfall).reversed();
             picked.sort(order.thenComparing(b -> b.model.key()));
             return picked.size() > policy.maxModulesPerSide() ? picked.subList(0, policy.maxModulesPerSide()) : picked;
         }
@@ -274,12 +275,12 @@ public final class Recommender {
         }
 
         private boolean admissibleAlone(Move move, WaterFill.Multiset positions) {
-            Book source = books[move.source];
+            ModuleBook source = books[move.source];
             return source.model.activePids().length - positions.size() >= source.model.minActivePids()
                     && standaloneDelta(source, books[move.target], positions).signum() < 0;
         }
 
-        private BigDecimal standaloneDelta(Book source, Book target, WaterFill.Multiset positions) {
+        private BigDecimal standaloneDelta(ModuleBook source, ModuleBook target, WaterFill.Multiset positions) {
             BigDecimal sourceAfter = source.model.cost(none, positions, 0, 0);
             BigDecimal targetAfter = target.model.cost(positions, none, 0, 0);
             return sourceAfter.add(targetAfter).subtract(source.originalCost).subtract(target.originalCost);
@@ -288,8 +289,8 @@ public final class Recommender {
         private void accept(Move move) {
             long x = position(move.pid);
             moved[move.pid] = true;
-            Book source = books[move.source];
-            Book target = books[move.target];
+            ModuleBook source = books[move.source];
+            ModuleBook target = books[move.target];
             BigDecimal oldCosts = source.cost.add(target.cost);
             source.give(x);
             target.take(x);
@@ -339,8 +340,8 @@ public final class Recommender {
             BigDecimal current = report.totalProjectedOverageCost();
             List<Recommendation> recommendations = new ArrayList<>(order.size());
             for (List<Move> moves : order) {
-                Book source = books[moves.get(0).source];
-                Book target = books[moves.get(0).target];
+                ModuleBook source = books[moves.get(0).source];
+                ModuleBook target = books[moves.get(0).target];
                 int sourceActive = source.active;
                 int targetActive = target.active;
                 long sourceRemaining = source.remaining;
@@ -399,192 +400,6 @@ public final class Recommender {
         private long position(int pid) {
             PidProjection p = pids.get(pid);
             return p.used() - p.monthlyQuota();
-        }
-
-        /** One module during the run: its changes so far, its current cost and cached what-if prices. */
-        private final class Book {
-            final int index;
-            final ModuleModel model;
-            final boolean frozen;
-            final BigDecimal originalCost;
-            WaterFill.Multiset added;
-            WaterFill.Multiset removed;
-            int active;
-            long remaining;
-            BigDecimal cost;
-            boolean gave;
-            boolean took;
-
-            /** Original ACTIVE PIDs by (position, id); built when first asked. */
-            private int[] order;
-
-            private long[] orderPositions;
-            private int[] candidates;
-            private BigDecimal[] removalDeltas;
-            private final Map<Long, BigDecimal> additionDeltas = new HashMap<>();
-
-            Book(int index, ModuleModel model, ModuleProjection projection, boolean frozen) {
-                this.index = index;
-                this.model = model;
-                this.frozen = frozen;
-                this.originalCost = projection.projectedOverageCost();
-                this.added = none;
-                this.removed = none;
-                this.active = projection.activePids();
-                this.remaining = projection.remaining();
-                this.cost = originalCost;
-            }
-
-            long slack() {
-                return Math.max(0, remaining - model.demand());
-            }
-
-            long shortfall() {
-                return Math.max(0, model.demand() - remaining);
-            }
-
-            boolean hasCandidate() {
-                return candidates().length > 0;
-            }
-
-            /** Up to three unmoved original PIDs: most quota left, best fit in the slack, next bigger. */
-            int[] candidates() {
-                if (candidates == null) {
-                    sortOnce();
-                    int[] picked = new int[CANDIDATES];
-                    int count = 0;
-                    int first = nextUnmoved(0);
-                    if (first >= 0) {
-                        picked[count++] = order[first];
-                        int fit = nextUnmoved(lowerBound(-slack()));
-                        if (fit >= 0 && fit != first) {
-                            picked[count++] = order[fit];
-                        }
-                        int bigger = previousUnmoved((fit >= 0 ? fit : order.length) - 1);
-                        if (bigger >= 0 && bigger != first && bigger != fit) {
-                            picked[count++] = order[bigger];
-                        }
-                    }
-                    candidates = Arrays.copyOf(picked, count);
-                    removalDeltas = new BigDecimal[count];
-                }
-                return candidates;
-            }
-
-            /** The change of this module's cost if candidate {@code c} left. */
-            BigDecimal removalDelta(int c) {
-                if (removalDeltas[c] == null) {
-                    removalDeltas[c] = model.cost(added, removed, position(candidates[c]), -1)
-                            .subtract(cost);
-                }
-                return removalDeltas[c];
-            }
-
-            /** The change of this module's cost if a PID at position {@code x} joined. */
-            BigDecimal additionDelta(long x) {
-                BigDecimal delta = additionDeltas.get(x);
-                if (delta == null) {
-                    delta = model.cost(added, removed, x, 1).subtract(cost);
-                    additionDeltas.put(x, delta);
-                }
-                return delta;
-            }
-
-            void give(long x) {
-                gave = true;
-                removed = removed.with(x, tariff);
-                active--;
-                remaining -= Math.max(0, -x);
-                changed();
-            }
-
-            void take(long x) {
-                took = true;
-                added = added.with(x, tariff);
-                active++;
-                remaining += Math.max(0, -x);
-                changed();
-            }
-
-            private void changed() {
-                cost = model.cost(added, removed, 0, 0);
-                candidates = null;
-                removalDeltas = null;
-                additionDeltas.clear();
-            }
-
-            /**
-             * Sorts by position as primitive longs ({@code position + 2^32} in the high bits, the index
-             * in the low 21), then orders runs of equal positions by PID id, so the order does not
-             * depend on the snapshot's order. {@code 2^32 > -min position} and {@code 2^33 >} max
-             * position {@code + 2^32}, and indices are below {@code 2^21 > UsageSnapshot.MAX_PIDS}.
-             */
-            private void sortOnce() {
-                if (order != null) {
-                    return;
-                }
-                int[] active = model.activePids();
-                long[] keys = new long[active.length];
-                for (int i = 0; i < active.length; i++) {
-                    keys[i] = ((position(active[i]) + (1L << 32)) << 21) | i;
-                }
-                Arrays.sort(keys);
-                order = new int[active.length];
-                orderPositions = new long[active.length];
-                for (int i = 0; i < keys.length; i++) {
-                    order[i] = active[(int) (keys[i] & ((1 << 21) - 1))];
-                    orderPositions[i] = position(order[i]);
-                }
-                for (int from = 0; from < order.length; ) {
-                    int to = from + 1;
-                    while (to < order.length && orderPositions[to] == orderPositions[from]) {
-                        to++;
-                    }
-                    if (to - from > 1) {
-                        Integer[] run = new Integer[to - from];
-                        for (int i = from; i < to; i++) {
-                            run[i - from] = order[i];
-                        }
-                        Arrays.sort(run, Comparator.comparing(i -> pids.get(i).id()));
-                        for (int i = from; i < to; i++) {
-                            order[i] = run[i - from];
-                        }
-                    }
-                    from = to;
-                }
-            }
-
-            private int lowerBound(long w) {
-                int lo = 0;
-                int hi = orderPositions.length;
-                while (lo < hi) {
-                    int mid = (lo + hi) >>> 1;
-                    if (orderPositions[mid] < w) {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                return lo;
-            }
-
-            private int nextUnmoved(int from) {
-                for (int i = from; i < order.length; i++) {
-                    if (!moved[order[i]]) {
-                        return i;
-                    }
-                }
-                return -1;
-            }
-
-            private int previousUnmoved(int from) {
-                for (int i = from; i >= 0; i--) {
-                    if (!moved[order[i]]) {
-                        return i;
-                    }
-                }
-                return -1;
-            }
         }
     }
 }

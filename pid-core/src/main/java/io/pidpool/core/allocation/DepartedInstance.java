@@ -43,4 +43,14 @@ public record DepartedInstance(
         PidState state = pids.get(pid);
         return state != null && state.mayHold() && !released.contains(pid);
     }
+
+    /** {@link #mayHold} for any of its PIDs, without looking each one up. */
+    boolean mayHoldAny() {
+        for (Map.Entry<String, PidState> node : pids.entrySet()) {
+            if (node.getValue().mayHold() && !released.contains(node.getKey())) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

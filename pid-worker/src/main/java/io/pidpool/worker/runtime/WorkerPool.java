@@ -28,8 +28,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
@@ -57,12 +55,16 @@ import org.slf4j.LoggerFactory;
  * <p><b>At-least-once.</b> Handlers must be idempotent: see {@link TaskHandler} and {@code
  * docs/worker.md} for when a task runs twice and how often that can happen.
  *
+ * <p><b>Size.</b> A third of this file is the {@link Builder}, each option with its default; the
+ * rest is the lifecycle and the loop thread, kept together because {@link #close()} hands the loop
+ * its stop and waits for its drain.
+ *
  * <p>Concurrency: lifecycle is an enum changed by compare-and-set; one loop thread claims and
- * settles, handlers run on their own threads; all public methods are thread-safe.
+ * settles ({@link TaskWorker}, paced by a {@link Pacer}), handlers run on their own threads; all
+ * public methods are thread-safe.
  */
 public final class WorkerPool implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerPool.class);
-    private static final Duration MAX_ERROR_BACKOFF = Duration.ofSeconds(2);
 
     /** Lifecycle of a pool. */
     public enum State {
@@ -81,7 +83,7 @@ public final class WorkerPool implements AutoCloseable {
     private final TaskWorker worker;
     private final Ticker ticker;
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
-    private final Semaphore wake = new Semaphore(0);
+    private final Pacer pacer;
     private final Thread loop;
 
     private WorkerPool(Builder b, TaskStore store, RingMembership membership) {
@@ -92,6 +94,7 @@ public final class WorkerPool implements AutoCloseable {
         this.migrateDataSource = b.migrate ? b.dataSource : null;
         this.membership = membership;
         this.ticker = b.ticker;
+        this.pacer = new Pacer(config.pollInterval());
         HandlerRunner runner = new HandlerRunner(memberId, b.handlers, config.concurrency(), config.handlerTimeout());
         this.worker = new TaskWorker(
                 group, memberId, config, store, membership, runner, b.clock, b.ticker, b.metrics, b.random);
@@ -164,9 +167,7 @@ public final class WorkerPool implements AutoCloseable {
 
     /** Ends waiting for the next poll: call after enqueueing urgent tasks, or on a ring change. */
     public void wakeUp() {
-        if (wake.availablePermits() == 0) {
-            wake.release();
-        }
+        pacer.wakeUp();
     }
 
     public String memberId() {
@@ -228,7 +229,7 @@ public final class WorkerPool implements AutoCloseable {
                     failures = 0;
                 }
                 if (claimed == 0) {
-                    pause(config.pollInterval());
+                    pacer.pauseBetweenPolls();
                 }
             } catch (PidPoolException e) {
                 failures++;
@@ -237,13 +238,11 @@ public final class WorkerPool implements AutoCloseable {
                 } else {
                     LOG.debug("worker {}: still failing: {}", memberId, e.getMessage());
                 }
-                long factor = 1L << Math.min(failures - 1, 4);
-                Duration backoff = config.pollInterval().multipliedBy(factor);
-                pause(backoff.compareTo(MAX_ERROR_BACKOFF) > 0 ? MAX_ERROR_BACKOFF : backoff);
+                pacer.pauseAfterFailures(failures);
             } catch (RuntimeException e) {
                 failures++;
                 LOG.error("worker {}: unexpected failure in the task loop", memberId, e);
-                pause(MAX_ERROR_BACKOFF);
+                pacer.pauseLongest();
             }
         }
         drain();
@@ -260,15 +259,6 @@ public final class WorkerPool implements AutoCloseable {
                     return;
                 }
             }
-        }
-    }
-
-    private void pause(Duration d) {
-        try {
-            wake.tryAcquire(d.toNanos(), TimeUnit.NANOSECONDS);
-            wake.drainPermits();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

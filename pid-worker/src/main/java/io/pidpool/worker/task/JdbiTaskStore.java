@@ -2,6 +2,11 @@ package io.pidpool.worker.task;
 
 import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
+import static io.pidpool.worker.task.SlotPredicates.rangeIndex;
+import static io.pidpool.worker.task.SlotPredicates.rangeParams;
+import static io.pidpool.worker.task.SlotPredicates.rangePredicate;
+import static io.pidpool.worker.task.SlotPredicates.selectionPredicate;
+import static io.pidpool.worker.task.SlotPredicates.typePredicate;
 
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.ring.SlotRange;
@@ -18,9 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.statement.PreparedBatch;
 import org.jdbi.v3.core.statement.StatementContext;
 
@@ -28,7 +31,8 @@ import org.jdbi.v3.core.statement.StatementContext;
  * {@link TaskStore} on the {@value TaskSchema#TASK_TABLE} table through Jdbi; portable SQL for H2,
  * PostgreSQL and MariaDB/MySQL. Each method is one short autocommit statement or one transaction;
  * the claim is a single conditional {@code UPDATE ... WHERE id IN (...) AND status = 'PENDING'}
- * followed by a primary-key read of the rows it won.
+ * followed by a primary-key read of the rows it won. The slot and type predicates are built by
+ * {@link SlotPredicates}; deadlock victims are repeated by {@link RetryingJdbi}.
  *
  * <p>Thread-safe (Jdbi opens a handle per call).
  */
@@ -38,10 +42,10 @@ public final class JdbiTaskStore implements TaskStore {
             + " created_at_ms, updated_at_ms";
     private static final String TABLE = TaskSchema.TASK_TABLE;
 
-    private final Jdbi jdbi;
+    private final RetryingJdbi jdbi;
 
     public JdbiTaskStore(Jdbi jdbi) {
-        this.jdbi = requireNonNull(jdbi, "jdbi");
+        this.jdbi = new RetryingJdbi(requireNonNull(jdbi, "jdbi"));
     }
 
     /** A store on {@code dataSource}; run {@link TaskSchema#migrate} first. */
@@ -61,7 +65,7 @@ public final class JdbiTaskStore implements TaskStore {
             return List.of();
         }
         long nowMs = now.toEpochMilli();
-        return inTransaction(h -> {
+        return jdbi.inTransaction(h -> {
             PreparedBatch batch = h.prepareBatch("INSERT INTO " + TABLE
                     + " (task_group, slot, task_type, task_key, body, status, attempts, max_attempts,"
                     + " next_attempt_at_ms, lease_until_ms, claim_id, created_at_ms, updated_at_ms)"
@@ -97,7 +101,7 @@ public final class JdbiTaskStore implements TaskStore {
         String predicate = selectionPredicate(nonEmpty, params);
         // the fetch index (task_group, status, id) is walked in id order; type and slot are checked
         // on each entry's row, like the slot alone was before types (docs/worker.md §3)
-        return withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE
                         + " WHERE task_group = :group AND status = 'PENDING' AND next_attempt_at_ms <= :now AND "
                         + predicate + " ORDER BY id LIMIT :limit")
                 .bind("group", group)
@@ -113,7 +117,7 @@ public final class JdbiTaskStore implements TaskStore {
         if (ids.isEmpty()) {
             return List.of();
         }
-        return withHandle(h -> {
+        return jdbi.withHandle(h -> {
             int won = h.createUpdate(
                             "UPDATE " + TABLE + " SET status = 'RUNNING', owner_id = :owner, claim_id = :claim,"
                                     + " lease_until_ms = :lease, attempts = attempts + 1, updated_at_ms = :now"
@@ -141,7 +145,7 @@ public final class JdbiTaskStore implements TaskStore {
         if (ids.isEmpty()) {
             return 0;
         }
-        return withHandle(h -> h.createUpdate("UPDATE " + TABLE
+        return jdbi.withHandle(h -> h.createUpdate("UPDATE " + TABLE
                         + " SET status = 'DONE', lease_until_ms = 0, updated_at_ms = :now"
                         + " WHERE id IN (<ids>) AND claim_id = :claim AND status = 'RUNNING'")
                 .bind("now", now.toEpochMilli())
@@ -155,7 +159,7 @@ public final class JdbiTaskStore implements TaskStore {
         if (failures.isEmpty()) {
             return 0;
         }
-        return inTransaction(h -> {
+        return jdbi.inTransaction(h -> {
             PreparedBatch batch = h.prepareBatch("UPDATE " + TABLE
                     + " SET status = :status, next_attempt_at_ms = :next, last_error = :error, lease_until_ms = 0,"
                     + " updated_at_ms = :now WHERE id = :id AND claim_id = :claim AND status = 'RUNNING'");
@@ -177,7 +181,7 @@ public final class JdbiTaskStore implements TaskStore {
         if (ids.isEmpty()) {
             return 0;
         }
-        return withHandle(h -> h.createUpdate("UPDATE " + TABLE
+        return jdbi.withHandle(h -> h.createUpdate("UPDATE " + TABLE
                         + " SET status = 'PENDING', attempts = attempts - 1, owner_id = NULL, claim_id = 0,"
                         + " lease_until_ms = 0, next_attempt_at_ms = :now, updated_at_ms = :now"
                         + " WHERE id IN (<ids>) AND claim_id = :claim AND status = 'RUNNING'")
@@ -192,7 +196,7 @@ public final class JdbiTaskStore implements TaskStore {
         long nowMs = now.toEpochMilli();
         // find first (a plain read), then update by primary key: an UPDATE that scanned the status
         // index would lock index ranges and deadlock with claims on MariaDB
-        List<Long> expired = withHandle(h -> h.createQuery("SELECT id FROM " + TABLE
+        List<Long> expired = jdbi.withHandle(h -> h.createQuery("SELECT id FROM " + TABLE
                         + " WHERE task_group = :group AND status = 'RUNNING' AND lease_until_ms < :now ORDER BY id")
                 .bind("group", group)
                 .bind("now", nowMs)
@@ -201,7 +205,7 @@ public final class JdbiTaskStore implements TaskStore {
         if (expired.isEmpty()) {
             return ReapResult.NONE;
         }
-        return inTransaction(h -> {
+        return jdbi.inTransaction(h -> {
             int failed = h.createUpdate("UPDATE " + TABLE
                             + " SET status = 'FAILED', last_error = CONCAT('lease of ', owner_id, ' expired on the last attempt'),"
                             + " lease_until_ms = 0, updated_at_ms = :now"
@@ -235,7 +239,7 @@ public final class JdbiTaskStore implements TaskStore {
     @Override
     public Map<String, Long> countPendingByType(String group) {
         Map<String, Long> out = new TreeMap<>();
-        withHandle(h -> h.createQuery("SELECT task_type, COUNT(*) AS n FROM " + TABLE
+        jdbi.withHandle(h -> h.createQuery("SELECT task_type, COUNT(*) AS n FROM " + TABLE
                                 + " WHERE task_group = :group AND status = 'PENDING' GROUP BY task_type")
                         .bind("group", group)
                         .map((rs, ctx) -> Map.entry(rs.getString("task_type"), rs.getLong("n")))
@@ -251,19 +255,10 @@ public final class JdbiTaskStore implements TaskStore {
         if (ranges.isEmpty()) {
             return out;
         }
-        StringBuilder which = new StringBuilder("CASE");
-        for (int i = 0; i < ranges.size(); i++) {
-            which.append(" WHEN slot >= :s")
-                    .append(i)
-                    .append(" AND slot < :e")
-                    .append(i)
-                    .append(" THEN ")
-                    .append(i);
-        }
-        which.append(" END");
+        String which = rangeIndex(ranges);
         Map<String, Object> params = new HashMap<>(rangeParams(ranges));
         String typeFilter = types == null ? "" : typePredicate("t", types, params) + " AND ";
-        withHandle(h -> h.createQuery("SELECT r, COUNT(*) AS n FROM (SELECT " + which + " AS r FROM " + TABLE
+        jdbi.withHandle(h -> h.createQuery("SELECT r, COUNT(*) AS n FROM (SELECT " + which + " AS r FROM " + TABLE
                                 + " WHERE task_group = :group AND status = 'PENDING' AND " + typeFilter
                                 + rangePredicate(ranges) + ") counted GROUP BY r")
                         .bind("group", group)
@@ -276,7 +271,7 @@ public final class JdbiTaskStore implements TaskStore {
 
     @Override
     public Map<TaskStatus, Long> countByStatus(String group) {
-        return withHandle(h -> {
+        return jdbi.withHandle(h -> {
             Map<TaskStatus, Long> out = new EnumMap<>(TaskStatus.class);
             h.createQuery("SELECT status, COUNT(*) AS n FROM " + TABLE + " WHERE task_group = :group GROUP BY status")
                     .bind("group", group)
@@ -288,7 +283,7 @@ public final class JdbiTaskStore implements TaskStore {
 
     @Override
     public Optional<Task> find(long id) {
-        return withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE + " WHERE id = :id")
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM " + TABLE + " WHERE id = :id")
                 .bind("id", id)
                 .map(JdbiTaskStore::mapTask)
                 .findOne());
@@ -297,7 +292,7 @@ public final class JdbiTaskStore implements TaskStore {
     @Override
     public int purgeDone(String group, Instant olderThan, int limit) {
         requireArgument(limit > 0, "limit", "limit must be positive, was %d", limit);
-        return withHandle(h -> {
+        return jdbi.withHandle(h -> {
             // two steps: PostgreSQL has no DELETE ... LIMIT, MariaDB no LIMIT inside IN (subquery)
             List<Long> ids = h.createQuery("SELECT id FROM " + TABLE
                             + " WHERE task_group = :group AND status = 'DONE' AND updated_at_ms < :before"
@@ -314,76 +309,6 @@ public final class JdbiTaskStore implements TaskStore {
                     .bindList("ids", ids)
                     .execute();
         });
-    }
-
-    private static String rangePredicate(List<SlotRange> ranges) {
-        return rangePredicate("", ranges);
-    }
-
-    /** {@code ((slot >= :<p>s0 AND slot < :<p>e0) OR ...)}. */
-    private static String rangePredicate(String prefix, List<SlotRange> ranges) {
-        StringBuilder sql = new StringBuilder("(");
-        for (int i = 0; i < ranges.size(); i++) {
-            if (i > 0) {
-                sql.append(" OR ");
-            }
-            sql.append("(slot >= :")
-                    .append(prefix)
-                    .append('s')
-                    .append(i)
-                    .append(" AND slot < :")
-                    .append(prefix)
-                    .append('e')
-                    .append(i)
-                    .append(')');
-        }
-        return sql.append(')').toString();
-    }
-
-    private static Map<String, Object> rangeParams(List<SlotRange> ranges) {
-        return rangeParams("", ranges);
-    }
-
-    private static Map<String, Object> rangeParams(String prefix, List<SlotRange> ranges) {
-        Map<String, Object> params = new HashMap<>();
-        for (int i = 0; i < ranges.size(); i++) {
-            params.put(prefix + "s" + i, ranges.get(i).start());
-            params.put(prefix + "e" + i, ranges.get(i).end());
-        }
-        return params;
-    }
-
-    /** {@code task_type IN (:<p>0, ...)}, binding the types into {@code params}. */
-    private static String typePredicate(String prefix, Set<String> types, Map<String, Object> params) {
-        StringBuilder sql = new StringBuilder("task_type IN (");
-        int i = 0;
-        for (String t : types) {
-            if (i > 0) {
-                sql.append(", ");
-            }
-            sql.append(':').append(prefix).append(i);
-            params.put(prefix + i, t);
-            i++;
-        }
-        return sql.append(')').toString();
-    }
-
-    /** {@code ((task_type IN (...) AND (ranges)) OR ...)} over every entry of {@code selection}. */
-    private static String selectionPredicate(List<TypedRanges> selection, Map<String, Object> params) {
-        StringBuilder sql = new StringBuilder("(");
-        for (int i = 0; i < selection.size(); i++) {
-            TypedRanges t = selection.get(i);
-            if (i > 0) {
-                sql.append(" OR ");
-            }
-            sql.append('(')
-                    .append(typePredicate("t" + i + "_", t.types(), params))
-                    .append(" AND ")
-                    .append(rangePredicate("r" + i + "_", t.ranges()))
-                    .append(')');
-            params.putAll(rangeParams("r" + i + "_", t.ranges()));
-        }
-        return sql.append(')').toString();
     }
 
     private static int sum(int[] counts) {
@@ -413,52 +338,5 @@ public final class JdbiTaskStore implements TaskStore {
                 rs.getString("last_error"),
                 rs.getLong("created_at_ms"),
                 rs.getLong("updated_at_ms"));
-    }
-
-    private <T> T withHandle(HandleCallback<T, RuntimeException> callback) {
-        return retryingTransient(() -> jdbi.withHandle(callback));
-    }
-
-    private <T> T inTransaction(HandleCallback<T, RuntimeException> callback) {
-        return retryingTransient(() -> jdbi.inTransaction(callback));
-    }
-
-    /**
-     * Runs {@code call}, repeating it up to twice when the database rolled it back as a deadlock
-     * victim or serialization failure (SQLSTATE 40xxx): every statement here is conditional, so a
-     * repeat is safe. Other failures become UNAVAILABLE at once.
-     */
-    private static <T> T retryingTransient(java.util.function.Supplier<T> call) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return call.get();
-            } catch (JdbiException e) {
-                if (attempt >= 3 || !isTransient(e)) {
-                    throw unavailable(e);
-                }
-            }
-        }
-    }
-
-    private static boolean isTransient(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sql
-                    && sql.getSQLState() != null
-                    && sql.getSQLState().startsWith("40")) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
-    }
-
-    private static PidPoolException unavailable(JdbiException e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return PidPoolException.unavailable("task store: " + root.getMessage(), e);
     }
 }

@@ -11,7 +11,6 @@ import io.pidpool.core.id.WorkerSlot;
 import io.pidpool.core.id.WorkerSlots;
 import io.pidpool.core.id.WorkerSlotsExhaustedException;
 import io.pidpool.core.port.Ticker;
-import io.pidpool.core.port.WorkerIdRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,8 +57,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Concurrency: {@link #nextId()} is lock-free while the reservation covers the clock; renewing,
  * taking a slot and closing are serialised ({@code activation} lock, then the holding's own monitor).
- * One daemon thread per instance renews the reservation and takes a slot again after a loss. A
- * registry feeds at most one instance at a time.
+ * One daemon thread per instance renews the reservation ({@link ReservedSlot}) and takes a slot
+ * again after a loss. A registry feeds at most one instance at a time.
  */
 public final class ClusterSnowflakeIds implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClusterSnowflakeIds.class);
@@ -69,47 +68,6 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     public static final long DEFAULT_RESERVATION_MILLIS = 2_000;
     /** The longest wait between two attempts to take a slot. */
     static final long MAX_RETRY_MILLIS = 5_000;
-
-    /** One slot being used: its generator and its reservation. */
-    private static final class Active {
-        final WorkerSlot slot;
-        final SnowflakeIds ids;
-        volatile long reservedUntil;
-        /** The timestamp of the last id returned: the reservation is renewed ahead only while ids flow. */
-        volatile long lastIssued;
-
-        volatile boolean stopped;
-        /** The slot is provably not ours: release it before taking one again. */
-        volatile boolean release;
-
-        Active(WorkerSlot slot, SnowflakeIds ids, long reservedUntil) {
-            this.slot = slot;
-            this.ids = ids;
-            this.reservedUntil = reservedUntil;
-        }
-    }
-
-    /** The loss listener of one acquisition; tells the {@link Active} built from it, even if late. */
-    private static final class Ticket implements WorkerIdRegistry.LossListener {
-        volatile boolean lost;
-        volatile Active active;
-
-        @Override
-        public void onLost(WorkerSlot slot) {
-            lost = true;
-            Active a = active;
-            if (a != null) {
-                a.stopped = true;
-            }
-        }
-
-        void bind(Active a) {
-            active = a;
-            if (lost) {
-                a.stopped = true;
-            }
-        }
-    }
 
     private final CuratorWorkerIdRegistry registry;
     private final Clock clock;
@@ -122,7 +80,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     private final long renewMillis;
     private final ScheduledExecutorService renewer;
     private final Object activation = new Object();
-    private volatile Active active;
+    private volatile ReservedSlot active;
     private volatile boolean closed;
     // guarded by activation
     private long issuedBefore = -1;
@@ -164,13 +122,13 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
      */
     public long nextId() {
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            Active a = active;
+            ReservedSlot a = active;
             if (a == null || a.stopped) {
                 a = activate();
             }
             long id = a.ids.nextId();
             long timestamp = SnowflakeIds.decode(id, epochMillis).timestampMillis();
-            if (timestamp > a.reservedUntil && !extend(a, timestamp)) {
+            if (timestamp > a.reservedUntil && !a.extend(timestamp)) {
                 continue; // discarded: beyond what ZooKeeper knows we may have issued
             }
             if (a.stopped) {
@@ -185,7 +143,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
 
     /** The worker id in use, if a slot is held and not lost. */
     public OptionalInt workerId() {
-        Active a = active;
+        ReservedSlot a = active;
         return a == null || a.stopped ? OptionalInt.empty() : OptionalInt.of(a.slot.workerId());
     }
 
@@ -202,20 +160,11 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     public void close() {
         closed = true;
         synchronized (activation) {
-            Active a = active;
+            ReservedSlot a = active;
             active = null;
             if (a != null) {
                 retire(a);
-                synchronized (a) {
-                    // callers that got an id before this line are within ids.lastTimestampMillis();
-                    // later ones see stopped and discard theirs
-                    long last = Math.min(a.reservedUntil, a.ids.lastTimestampMillis());
-                    try {
-                        registry.reserve(a.slot, last);
-                    } catch (PidPoolException e) {
-                        log.debug("Could not lower the mark of worker id {}: {}", a.slot.workerId(), e.getMessage());
-                    }
-                }
+                a.lowerMark();
                 registry.release();
             }
         }
@@ -230,10 +179,10 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
 
     // ---------------------------------------------------------------- internals
 
-    private Active activate() {
+    private ReservedSlot activate() {
         synchronized (activation) {
             requireState(!closed, "this ClusterSnowflakeIds is closed");
-            Active old = active;
+            ReservedSlot old = active;
             if (old != null && !old.stopped) {
                 return old;
             }
@@ -252,7 +201,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
                                 + " ms",
                         null);
             }
-            Ticket ticket = new Ticket();
+            ReservedSlot.Ticket ticket = new ReservedSlot.Ticket();
             WorkerSlot slot;
             try {
                 slot = registry.acquire(preferred, ticket);
@@ -279,7 +228,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
                     .issueAfter(floor)
                     .build();
             long target = Math.max(clock.millis(), floor) + reservationMillis;
-            Active a = new Active(slot, ids, -1);
+            ReservedSlot a = new ReservedSlot(slot, ids, -1, registry, clock, reservationMillis);
             if (!registry.reserve(slot, target)) {
                 registry.release();
                 throw PidPoolException.unavailable(
@@ -295,34 +244,9 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
     }
 
     /** Under activation: remember how far a generator got, so its successor here starts later. */
-    private void retire(Active a) {
+    private void retire(ReservedSlot a) {
         a.stopped = true;
         issuedBefore = Math.max(issuedBefore, a.ids.lastTimestampMillis());
-    }
-
-    /** Moves the reservation past {@code timestamp}; {@code false} (and stops) if that fails. */
-    private boolean extend(Active a, long timestamp) {
-        synchronized (a) {
-            if (timestamp <= a.reservedUntil) {
-                return true;
-            }
-            if (a.stopped) {
-                return false;
-            }
-            long target = Math.max(timestamp, clock.millis()) + reservationMillis;
-            try {
-                if (registry.reserve(a.slot, target)) {
-                    a.reservedUntil = target;
-                    return true;
-                }
-                a.release = true;
-                log.warn("Worker id {} is no longer ours; stopped issuing with it", a.slot.workerId());
-            } catch (PidPoolException e) {
-                log.warn("Could not renew the reservation of worker id {}: {}", a.slot.workerId(), e.getMessage());
-            }
-            a.stopped = true;
-            return false;
-        }
     }
 
     /**
@@ -346,7 +270,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             return;
         }
         try {
-            Active a = active;
+            ReservedSlot a = active;
             if (a == null || a.stopped) {
                 activate();
                 return;
@@ -359,7 +283,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             // idle: the reservation lapses, and the next id renews it itself (one round trip)
             boolean issuing = now - a.lastIssued < reservationMillis;
             if (issuing && a.reservedUntil - now < reservationMillis / 2) {
-                extend(a, now);
+                a.extend(now);
             }
         } catch (PidPoolException e) {
             log.debug("Worker id not available yet: {}", e.getMessage());

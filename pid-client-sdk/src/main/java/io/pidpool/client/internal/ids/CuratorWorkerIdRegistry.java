@@ -21,10 +21,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
@@ -83,15 +79,16 @@ import org.slf4j.LoggerFactory;
  * session is then the participant's; it never closes a given client. Paths are resolved under {@code
  * pidpool/<cluster>} whatever namespace the given client has.
  *
- * <p><b>Size.</b> The node operations live in {@link SlotNodes}; what stays here is the holding
- * state and every path that changes it (acquire, release, connection and node events, loss), kept in
- * one class so that its locking can be read in one place.
+ * <p><b>Size.</b> The node operations live in {@link SlotNodes}, the session's own handle in {@link
+ * SessionHandle} and the event thread in {@link SerialEvents}; what stays here is the holding state
+ * and every path that changes it (acquire, release, connection and node events, loss), kept in one
+ * class so that its locking can be read in one place, and the {@link Builder} (nearly a quarter of the file).
  *
  * <p>Concurrency: {@code lock} guards the holding state; {@link #acquire} and {@link #release} hold
  * it for their ZooKeeper calls (bounded by the operation timeout and ZooKeeper's own timeouts).
  * {@code markLock} serialises {@link #reserve}, so that mark writes never wait behind an acquire.
- * Connection and node events run on one internal thread per registry ({@code worker-ids-<n>}), which
- * also calls the loss listeners, outside every lock.
+ * Connection and node events run on one internal thread per registry ({@code worker-ids-<n>},
+ * {@link SerialEvents}), which also calls the loss listeners, outside every lock.
  */
 public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private static final Logger log = LoggerFactory.getLogger(CuratorWorkerIdRegistry.class);
@@ -102,10 +99,10 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     private final boolean ownsCurator;
     private final ZkLayout layout;
     private final String owner;
-    private final Duration operationTimeout;
     private final SlotNodes nodes;
     private final String slotsPath;
-    private final ExecutorService events;
+    private final SessionHandle session;
+    private final SerialEvents events;
     private final ConnectionStateListener connectionListener;
     private final AtomicReference<Object> generator = new AtomicReference<>();
 
@@ -128,19 +125,15 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         this.namespaced = curator.usingNamespace(layout.namespace());
         this.owner = b.owner != null ? b.owner : SlotNodes.defaultOwner(b.host);
         this.random = b.random != null ? b.random : new SplittableRandom();
-        this.operationTimeout = b.operationTimeout;
         this.nodes =
                 new SlotNodes(layout, owner, b.host != null ? b.host : ZkSessions.localHostName(), b.clock, b.zkAuth);
         this.slotsPath = nodes.slotsPath();
         int n = REGISTRIES.incrementAndGet();
-        this.events = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "worker-ids-" + n);
-            thread.setDaemon(true);
-            return thread;
-        });
-        this.connectionListener =
-                (client, state) -> guarded(() -> onConnectionState(state)).run();
-        curator.getConnectionStateListenable().addListener(connectionListener, events);
+        this.session = new SessionHandle(curator, b.operationTimeout, slotsPath);
+        this.events = new SerialEvents("worker-ids-" + n);
+        this.connectionListener = (client, state) ->
+                SerialEvents.guarded(() -> onConnectionState(state)).run();
+        curator.getConnectionStateListenable().addListener(connectionListener, events.executor());
     }
 
     public static Builder builder() {
@@ -171,7 +164,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 this.listener = listener;
                 return h.slot;
             }
-            ZooKeeper zk = connected();
+            ZooKeeper zk = session.connected();
             long session = zk.getSessionId();
             Holding back = suspended;
             if (back != null) {
@@ -224,7 +217,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 log.info("Worker id {} released by {}", h.slot.workerId(), owner);
                 nodes.forget(h.nodePath, h.sessionId);
             }
-            ZooKeeper zk = handle();
+            ZooKeeper zk = session.current();
             if (zk != null && zk.getState().isConnected()) {
                 nodes.flushOrphans(zk);
             } // else: deleted when this session reconnects, or gone with it
@@ -233,7 +226,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
 
     @Override
     public Set<Integer> takenSlots() {
-        if (!curator.getZookeeperClient().isConnected()) {
+        if (!session.isConnected()) {
             return lastSeen;
         }
         try {
@@ -304,7 +297,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             if (closed || h == null || !h.slot.equals(slot)) {
                 return false;
             }
-            ZooKeeper zk = handle();
+            ZooKeeper zk = session.current();
             if (zk == null || zk.getSessionId() != h.sessionId) {
                 return false;
             }
@@ -362,10 +355,10 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
     }
 
     private void watch(ZooKeeper zk, Holding h) {
-        Watcher watcher = event -> post(() -> onNodeEvent(h, event));
+        Watcher watcher = event -> events.post(() -> onNodeEvent(h, event));
         try {
             if (zk.exists(h.nodePath, watcher) == null) {
-                post(() -> lose(h, false, "its node " + h.nodePath + " is gone"));
+                events.post(() -> lose(h, false, "its node " + h.nodePath + " is gone"));
             }
         } catch (KeeperException | InterruptedException e) {
             if (e instanceof InterruptedException) {
@@ -387,7 +380,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
 
     private void onConnected() {
         synchronized (lock) {
-            ZooKeeper zk = handle();
+            ZooKeeper zk = session.current();
             if (closed || zk == null || !zk.getState().isConnected()) {
                 return;
             }
@@ -403,7 +396,7 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
             case NodeDeleted -> lose(h, false, "its node " + h.nodePath + " was deleted");
             case NodeDataChanged, NodeCreated -> {
                 Holding now = held;
-                ZooKeeper zk = handle();
+                ZooKeeper zk = session.current();
                 if (now == h && zk != null && zk.getSessionId() == h.sessionId) {
                     watch(zk, h); // a watch fires once; keep watching while we hold it
                 }
@@ -431,10 +424,9 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
                 // A connection event may be processed late, e.g. LOST of the old session after an
                 // acquire already ran on the new one. A holding of the session that is connected right
                 // now was not interrupted: its node existed all along, so nobody else had the slot.
-                // (Curator's flag, not the handle's state: the handle still says CONNECTED for a while
-                // after a disconnect, until it starts to reconnect)
-                ZooKeeper zk = handle();
-                if (zk != null && curator.getZookeeperClient().isConnected()) {
+                // (Curator's flag, not the handle's state: see SessionHandle.isConnected)
+                ZooKeeper zk = session.current();
+                if (zk != null && session.isConnected()) {
                     long live = zk.getSessionId();
                     if (h != null && h.sessionId == live) {
                         log.debug("Ignoring a stale connection event ({}) for worker id {}", why, h.slot);
@@ -464,56 +456,6 @@ public final class CuratorWorkerIdRegistry implements WorkerIdRegistry {
         } catch (RuntimeException e) {
             log.warn("The loss listener of worker id {} failed", lost.workerId(), e);
         }
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    private ZooKeeper connected() {
-        try {
-            if (!curator.blockUntilConnected((int) operationTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw PidPoolException.unavailable(
-                        "no ZooKeeper connection within " + operationTimeout + " to take a worker id at " + slotsPath,
-                        null);
-            }
-            ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
-            if (!zk.getState().isConnected()) {
-                throw PidPoolException.unavailable("the ZooKeeper connection dropped while taking a worker id", null);
-            }
-            return zk;
-        } catch (PidPoolException e) {
-            throw e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw PidPoolException.unavailable("interrupted while waiting for ZooKeeper", e);
-        } catch (Exception e) {
-            throw PidPoolException.unavailable("cannot reach ZooKeeper: " + e, e);
-        }
-    }
-
-    private ZooKeeper handle() {
-        try {
-            return curator.getZookeeperClient().getZooKeeper();
-        } catch (Exception e) {
-            return null;
-        }
-    }
-
-    private void post(Runnable task) {
-        try {
-            events.execute(guarded(task));
-        } catch (RejectedExecutionException closing) {
-            log.debug("Registry closed; dropping an event");
-        }
-    }
-
-    private static Runnable guarded(Runnable task) {
-        return () -> {
-            try {
-                task.run();
-            } catch (RuntimeException e) {
-                log.warn("Worker-id registry event failed", e);
-            }
-        };
     }
 
     /**

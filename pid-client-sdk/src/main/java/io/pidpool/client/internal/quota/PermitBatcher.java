@@ -47,7 +47,10 @@ import org.slf4j.LoggerFactory;
  * alone). The {@code parked} flag and the queues are read and written in opposite orders by the
  * flusher and by the wakers (volatile, Dekker style), so a wake-up is never lost. A
  * caller that stops waiting (timeout, interrupt) completes its future exceptionally; a grant that
- * arrives for it is voided, never lost.
+ * arrives for it is voided, never lost. *
+ * <p><b>One class.</b> The flusher loop, the hand-off from Redisson threads and the callers' side
+ * share the queues, the in-flight count and the {@code parked} flag; their ordering is what keeps a
+ * wake-up from being lost, so they stay in one file where it can be checked.
  */
 final class PermitBatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PermitBatcher.class);
@@ -73,7 +76,7 @@ final class PermitBatcher implements AutoCloseable {
         final List<Pending> pending;
         final List<DeductRequest> requests;
         int attempt;
-        RedissonQuotaLedger.DeductBatch batch;
+        DeductBatch batch;
         /** Set on the I/O thread before the hand-off (null if the replies could not be decoded). */
         List<DeductResult> results;
         /** Per acquire: already answered with a permit on the I/O thread. */

@@ -4,7 +4,6 @@ import static io.pidpool.core.error.Preconditions.requireArgument;
 import static io.pidpool.core.error.Preconditions.requireNonNull;
 
 import io.pidpool.client.Permit;
-import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.id.SnowflakeIds;
 import io.pidpool.core.port.Ticker;
@@ -21,7 +20,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -35,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@link PermitCandidates}: which held PIDs an acquire tries, in the {@link PermitPolicy}'s
  *       order (default {@link PermitPolicy#mostRemainingFirst()}), at most {@code maxAttempts};
- *   <li>direct sends ({@link BoundedSend}, on the caller's thread) or batched ones ({@link
- *       PermitBatcher}, {@link Builder#batching(int)}: Nagle without timers, one round trip for many);
+ *   <li>direct sends ({@link DirectAcquirer}: on the caller's thread, each bounded by {@link
+ *       BoundedSend}) or batched ones ({@link PermitBatcher}, {@link Builder#batching(int)}: Nagle
+ *       without timers, one round trip for many);
  *   <li>{@link UncertainDeductions}: deductions no permit was handed out for, and their voiding;
  *   <li>{@link PermitRefunds}: a caller's refunds, under the same deadline and circuit;
  *   <li>{@link RedisCircuit}: whether Redis is known to be away, so callers fail at once.
@@ -87,13 +86,12 @@ public final class PermitIssuer implements AutoCloseable {
     private final LongSupplier ids;
     private final MonthlyWindow window;
     private final Clock clock;
-    private final Ticker ticker;
     private final PermitCandidates candidates;
     private final AtomicReference<State> state = new AtomicReference<>(State.STARTED);
     private final PermitBatcher batcher;
+    private final DirectAcquirer direct;
     private final MissingLimits missingLimits;
     private final Duration acquireTimeout;
-    private final long acquireTimeoutNanos;
     /** Probes (circuit) and voids (uncertain deductions): two threads, so a slow void never delays a probe. */
     private final ScheduledThreadPoolExecutor background;
 
@@ -108,10 +106,9 @@ public final class PermitIssuer implements AutoCloseable {
         this.ids = requireNonNull(b.ids, "ids");
         this.window = b.window;
         this.clock = b.clock;
-        this.ticker = b.ticker;
+        Ticker ticker = b.ticker;
         this.candidates = new PermitCandidates(held, ledger.nearCache(), b.policy, b.maxAttempts);
         this.acquireTimeout = b.acquireTimeout;
-        this.acquireTimeoutNanos = b.acquireTimeout.toNanos();
         String name = ledger.clientId();
         this.background = new ScheduledThreadPoolExecutor(2, r -> {
             Thread t = new Thread(r, "pidpool-quota-background-" + name);
@@ -135,6 +132,7 @@ public final class PermitIssuer implements AutoCloseable {
                         b.requestTimeout != null ? b.requestTimeout : b.acquireTimeout,
                         name)
                 : null;
+        this.direct = new DirectAcquirer(this, held, ticker, circuit, uncertain, acquireTimeout);
         long tick = uncertain.tickNanos();
         background.scheduleWithFixedDelay(
                 () -> {
@@ -167,7 +165,6 @@ public final class PermitIssuer implements AutoCloseable {
     public Optional<Permit> tryAcquire(int n) {
         MonthLedger.requireAmount(n);
         requireOpen();
-        long deadline = Long.MIN_VALUE;
         if (!held.leaseValid()) {
             return Optional.empty();
         }
@@ -179,25 +176,7 @@ public final class PermitIssuer implements AutoCloseable {
         if (order.isEmpty()) {
             return Optional.empty();
         }
-        if (batcher != null) {
-            return batcher.submit(n, month, order);
-        }
-        for (PermitPolicy.Candidate c : order) {
-            if (!held.leaseValid()) {
-                return Optional.empty();
-            }
-            DeductRequest request = request(c.pid(), month, n);
-            if (deadline == Long.MIN_VALUE) {
-                // the bound is on Redis: the first id may have waited for the worker slot (ZooKeeper)
-                deadline = ticker.read() + acquireTimeoutNanos;
-            }
-            DeductResult result = deductBefore(request, deadline);
-            if (result.granted()) {
-                return confirm(request, deadline);
-            }
-            refused(result);
-        }
-        return Optional.empty();
+        return batcher != null ? batcher.submit(n, month, order) : direct.acquire(n, month, order);
     }
 
     /**
@@ -244,31 +223,6 @@ public final class PermitIssuer implements AutoCloseable {
         return new DeductRequest(pid, month, n, id, true);
     }
 
-    /**
-     * Direct mode: sends {@code request} and waits for its answer until {@code deadline} at the latest
-     * ({@link BoundedSend}). No answer: the deduction is uncertain (voided later), the circuit opens,
-     * {@code UNAVAILABLE}.
-     */
-    private DeductResult deductBefore(DeductRequest request, long deadline) {
-        BoundedSend.Outcome<DeductResult> sent =
-                BoundedSend.before(deadline, ticker, circuit, left -> ledger.tryDeductAsync(request, left));
-        if (sent.answered()) {
-            return sent.answer();
-        }
-        if (sent.sentNothing()) {
-            throw PidPoolException.unavailable(
-                    "no time left within acquireTimeout " + acquireTimeout + " to ask Redis: no permit granted", null);
-        }
-        uncertain.remember(request, sent.lastSend());
-        circuit.failed(sent.failure());
-        throw new PidPoolException(
-                ErrorCode.UNAVAILABLE,
-                null,
-                "Redis did not answer within acquireTimeout " + acquireTimeout + " ("
-                        + sent.failure().getMessage() + "): no permit granted",
-                sent.failure());
-    }
-
     /** Batched mode: a batch Redis answered, or did not (also after its resend). */
     void redisAnswered(boolean answered, Throwable why) {
         if (answered) {
@@ -301,32 +255,6 @@ public final class PermitIssuer implements AutoCloseable {
                     granted.pid(), granted.deductionId(), granted.month().value(), (int) granted.amount());
         }
         return null;
-    }
-
-    /**
-     * Direct mode: hands out a granted deduction if the hold still stands; voids it otherwise, waiting
-     * for the void until {@code deadline} at the latest (a void not answered by then is kept and
-     * voided later).
-     */
-    private Optional<Permit> confirm(DeductRequest granted, long deadline) {
-        Permit permit = permitIfHeld(granted);
-        if (permit != null) {
-            return Optional.of(permit);
-        }
-        long left = deadline - ticker.read();
-        try {
-            voidGranted(granted, Duration.ofNanos(Math.max(0, left))).get(Math.max(0, left), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            // the void's own handler keeps it as uncertain when Redis gives it up
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            log.warn(
-                    "voiding deduction {} failed: {}",
-                    granted.deductionId(),
-                    e.getCause().toString());
-        }
-        return Optional.empty();
     }
 
     /**

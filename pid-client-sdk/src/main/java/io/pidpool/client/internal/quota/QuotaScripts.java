@@ -330,6 +330,14 @@ final class QuotaScripts {
         return PidPoolException.unavailable("Redis failed " + what + ": " + e.getMessage(), e);
     }
 
+    /** A failed bounded call's error as the ledger raises it: {@code UNAVAILABLE} unless a script failed. */
+    static PidPoolException failure(String what, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause()
+                : error;
+        return cause instanceof RuntimeException re ? translate(what, re) : unavailable(what, cause);
+    }
+
     private static String resource(String file) {
         try (InputStream in = QuotaScripts.class.getResourceAsStream(file)) {
             if (in == null) {
