@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -107,7 +108,7 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             return thread;
         });
         this.renewMillis = Math.max(10, reservationMillis / 8);
-        renewer.scheduleWithFixedDelay(this::renew, 0, renewMillis, TimeUnit.MILLISECONDS);
+        renewer.execute(this::renewLoop);
     }
 
     public static Builder builder() {
@@ -264,20 +265,37 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
         }
     }
 
-    /** Renewer thread: keep the reservation ahead of the clock; take a slot again after a loss. */
-    private void renew() {
+    /** Renewer thread: one {@link #renew()}, then the next when it says. */
+    private void renewLoop() {
+        long delay = renew();
+        if (!closed) {
+            try {
+                renewer.schedule(this::renewLoop, delay, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                // closed meanwhile
+            }
+        }
+    }
+
+    /**
+     * Renewer thread: keeps the reservation ahead of the clock while ids flow; takes a slot again after
+     * a loss. Returns when to run again: soon while ids flow, at the next allowed attempt while no
+     * slot can be taken, and every half reservation while idle (a sleeping thread costs nothing; one
+     * waking four times a second in each of hundreds of clients does).
+     */
+    private long renew() {
         if (closed) {
-            return;
+            return renewMillis;
         }
         try {
             ReservedSlot a = active;
             if (a == null || a.stopped) {
                 activate();
-                return;
+                return renewMillis;
             }
             if (!registry.current().map(a.slot::equals).orElse(false)) {
                 a.stopped = true; // lost without (or before) the listener's word
-                return;
+                return renewMillis;
             }
             long now = clock.millis();
             // idle: the reservation lapses, and the next id renews it itself (one round trip)
@@ -285,10 +303,20 @@ public final class ClusterSnowflakeIds implements AutoCloseable {
             if (issuing && a.reservedUntil - now < reservationMillis / 2) {
                 a.extend(now);
             }
+            return issuing ? renewMillis : reservationMillis / 2;
         } catch (PidPoolException e) {
             log.debug("Worker id not available yet: {}", e.getMessage());
+            return retryDelay();
         } catch (RuntimeException e) {
             log.warn("Snowflake id renewal failed", e);
+            return renewMillis;
+        }
+    }
+
+    /** How long until the next attempt to take a slot is allowed. */
+    private long retryDelay() {
+        synchronized (activation) {
+            return failedAttempts == 0 ? renewMillis : Math.max(renewMillis, nextAttemptMillis - clock.millis());
         }
     }
 
