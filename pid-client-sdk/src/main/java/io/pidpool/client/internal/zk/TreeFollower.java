@@ -28,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * Recipe: follows a subtree (or one node) with one persistent ZooKeeper watch and hands what it reads
  * to a {@link Listener}, reading only what its owner does not already know. It decides nothing.
  *
+ * <p>One class, longer than most here, on purpose: the proof below holds only if the watch
+ * registration, the scans and the bookkeeping of notifications change together under one owner, so
+ * they are not split apart; its port, listener and modes are nested so that the contract reads in
+ * one place, and a third of the file is that contract.
+ *
  * <p>Why not Curator's {@code CuratorCache}: it reads every created or changed node again, one
  * {@code getData} request per notification, including nodes the owner itself has just written and
  * knows. Here
