@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * Turns what the leader reports through its {@link io.pidpool.server.leader.AlertSink} (one line of
- * text per event, see {@code Reconciler} and {@code PlannerPlacement}) into stored alerts, and the
+ * text per event, see {@code Reconciler} and {@code PlanSignals}) into stored alerts, and the
  * keys it clears into resolutions. Pure; thread-safe.
  *
  * <p>The leader's texts are its contract with this class; {@code LeaderAlertsTest} pins each form

@@ -1,5 +1,12 @@
 package io.pidpool.server.leader;
 
+import io.pidpool.core.allocation.ClusterSnapshot;
+import io.pidpool.core.allocation.DepartedInstance;
+import io.pidpool.core.allocation.LiveInstance;
+import io.pidpool.core.allocation.ModuleSnapshot;
+import io.pidpool.core.allocation.Plan;
+import io.pidpool.core.allocation.PlanSignal;
+import io.pidpool.core.allocation.PlanStep;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleConfig;
@@ -9,9 +16,6 @@ import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.model.PidState;
 import io.pidpool.core.protocol.PidNode;
 import io.pidpool.core.protocol.ZkLayout;
-import io.pidpool.server.leader.PlacementPolicy.DepartedInput;
-import io.pidpool.server.leader.PlacementPolicy.LiveInput;
-import io.pidpool.server.leader.PlacementPolicy.ModuleInput;
 import io.pidpool.server.zk.ZkWrite;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,8 +28,10 @@ import java.util.TreeSet;
 import org.apache.zookeeper.CreateMode;
 
 /**
- * The placement of a pass: asks the {@link PlacementPolicy} where every desired PID belongs, and turns its steps into
- * writes: revokes and releases first, then the adds. An add is written only when the leader's own view
+ * The placement of a pass: builds the core planner's {@link ClusterSnapshot} from the views, asks the
+ * {@link PlacementPolicy} where every desired PID belongs, and turns the {@link PlanStep}s it returns
+ * into writes: revokes (the plan's deletes) and releases first, then the adds. Its {@link PlanSignal}s
+ * become alerts or debug lines ({@link PlanSignals}). An add is written only when the leader's own view
  * proves the PID free (no node of it anywhere except DELETED ones, no write about it in flight).
  */
 final class Placer {
@@ -102,11 +108,86 @@ final class Placer {
         for (Intent add : state.addsInFlight().values()) {
             pending.computeIfAbsent(add.holder(), k -> new TreeMap<>()).put(add.pid(), PidState.ADDING);
         }
-        List<ModuleInput> inputs = new ArrayList<>();
+        Plan plan;
+        try {
+            // the snapshot's records check their input too: a refusal there is the policy's refusal
+            plan = policy.plan(snapshot(modules, desired, cooling, pending), now);
+        } catch (RuntimeException e) {
+            // the policy refused its input (a bug, or a database that breaks a rule): keep the
+            // housekeeping of this pass, place nothing, say so
+            p.alertOnce("placement-failed", "ALERT placement failed: " + e.getMessage());
+            return;
+        }
+        Set<String> active = new HashSet<>();
+        for (PlanSignal signal : plan.signals()) {
+            String key = PlanSignals.alertKey(signal);
+            if (key != null) {
+                active.add("signal:" + key);
+                p.alertOnce("signal:" + key, PlanSignals.describe(signal));
+            } else if (log.isDebugEnabled()) {
+                log.debug("{}", PlanSignals.describe(signal));
+            }
+        }
+        for (String key : state.alertKeys()) {
+            if (key.startsWith("signal:") && !active.contains(key)) {
+                p.emit(new TermEvent.AlertCleared(key));
+            }
+        }
+        int steps = plan.steps().size();
+        if (steps > 1024) {
+            // sized once for what the steps may touch, instead of growing (rehashing) step by step
+            p.touched = resized(p.touched, steps);
+            p.touchedPids = resized(p.touchedPids, steps);
+        }
+        if (!heldHandshakes.isEmpty()) {
+            // handshakes that no add of this placement follows go now, before its revokes
+            Set<InstanceKey> sharing = new HashSet<>();
+            for (PlanStep.Add add : plan.adds()) {
+                sharing.add(new InstanceKey(add.module(), add.instance().id()));
+            }
+            p.releaseHandshakes(sharing);
+        }
+        for (PlanStep step : plan.steps()) {
+            if (step instanceof PlanStep.Delete revoke) {
+                applyRevoke(revoke);
+            } else if (step instanceof PlanStep.Release release) {
+                applyRelease(release);
+            } else if (step instanceof PlanStep.Add add) {
+                applyAdd(add);
+            }
+        }
+        // a pids node with nothing left under it and no instance: remove it
+        for (InstanceKey key : p.holders()) {
+            if (p.live(key) == null && view.pidNodes(key).isEmpty()) {
+                ZkView.Entry pidsNode = view.pidsNodes(key.module()).get(key.instance());
+                if (pidsNode != null) {
+                    p.write(
+                            Intent.Kind.REMOVE_PIDS_NODE,
+                            key,
+                            null,
+                            List.of(new ZkWrite.Delete(
+                                    pidsNode.path(), pidsNode.stat().version())),
+                            Map.of(pidsNode.path(), pidsNode.stat().czxid()),
+                            "instance gone, nothing left");
+                }
+            }
+        }
+    }
+
+    /**
+     * The planner's input: per module the desired PIDs, the live instances (their nodes plus the adds
+     * in flight to them) and the departed ones, and the cooldowns.
+     */
+    private ClusterSnapshot snapshot(
+            Set<ModuleKey> modules,
+            Map<ModuleKey, Set<String>> desired,
+            Map<ModuleKey, Map<String, Long>> cooling,
+            Map<InstanceKey, Map<String, PidState>> pending) {
+        List<ModuleSnapshot> snapshots = new ArrayList<>(modules.size());
         for (ModuleKey module : modules) {
             ModuleConfig config = db.config(module);
-            List<LiveInput> live = new ArrayList<>();
-            List<DepartedInput> departed = new ArrayList<>();
+            List<LiveInstance> live = new ArrayList<>();
+            List<DepartedInstance> departed = new ArrayList<>();
             for (ZkView.InstanceEntry instance : view.instances(module).values()) {
                 if (!instance.entry().stat().isEphemeral()) {
                     continue;
@@ -117,7 +198,7 @@ final class Placer {
                 int weight = config.instanceWeights().containsKey(key.instance())
                         ? config.weightOf(key.instance())
                         : instance.node() != null ? instance.node().weight() : 1;
-                live.add(new LiveInput(
+                live.add(new LiveInstance(
                         key.instance(),
                         instance.sessionId(),
                         weight,
@@ -152,79 +233,16 @@ final class Placer {
                 // after now (the planner refuses a departure in the future): "now" is still inside
                 // the grace, so the grace check answers the same
                 long departedAt = Math.min(now, (at == null ? now : at) + p.callbackDeadline(key));
-                departed.add(new DepartedInput(key.instance(), session, departedAt, pids, released));
+                departed.add(new DepartedInstance(key.instance(), session, departedAt, pids, released));
             }
-            inputs.add(new ModuleInput(
+            snapshots.add(new ModuleSnapshot(
                     config,
                     desired.getOrDefault(module, Set.of()),
                     live,
                     departed,
                     cooling.getOrDefault(module, Map.of())));
         }
-        PlacementPolicy.Placement placement;
-        try {
-            placement = policy.plan(inputs, now);
-        } catch (RuntimeException e) {
-            // the policy refused its input (a bug, or a database that breaks a rule): keep the
-            // housekeeping of this pass, place nothing, say so
-            p.alertOnce("placement-failed", "ALERT placement failed: " + e.getMessage());
-            return;
-        }
-        Set<String> active = new HashSet<>();
-        for (PlacementPolicy.Signal signal : placement.signals()) {
-            if (signal.alert()) {
-                active.add("signal:" + signal.key());
-                p.alertOnce("signal:" + signal.key(), signal.message());
-            } else {
-                log.debug("{}", signal.message());
-            }
-        }
-        for (String key : state.alertKeys()) {
-            if (key.startsWith("signal:") && !active.contains(key)) {
-                p.emit(new TermEvent.AlertCleared(key));
-            }
-        }
-        int steps = placement.steps().size();
-        if (steps > 1024) {
-            // sized once for what the steps may touch, instead of growing (rehashing) step by step
-            p.touched = resized(p.touched, steps);
-            p.touchedPids = resized(p.touchedPids, steps);
-        }
-        if (!heldHandshakes.isEmpty()) {
-            // handshakes that no add of this placement follows go now, before its revokes
-            Set<InstanceKey> sharing = new HashSet<>();
-            for (PlacementPolicy.Step step : placement.steps()) {
-                if (step instanceof PlacementPolicy.Add add) {
-                    sharing.add(new InstanceKey(add.module(), add.instance()));
-                }
-            }
-            p.releaseHandshakes(sharing);
-        }
-        for (PlacementPolicy.Step step : placement.steps()) {
-            if (step instanceof PlacementPolicy.Revoke revoke) {
-                applyRevoke(revoke);
-            } else if (step instanceof PlacementPolicy.Release release) {
-                applyRelease(release);
-            } else if (step instanceof PlacementPolicy.Add add) {
-                applyAdd(add);
-            }
-        }
-        // a pids node with nothing left under it and no instance: remove it
-        for (InstanceKey key : p.holders()) {
-            if (p.live(key) == null && view.pidNodes(key).isEmpty()) {
-                ZkView.Entry pidsNode = view.pidsNodes(key.module()).get(key.instance());
-                if (pidsNode != null) {
-                    p.write(
-                            Intent.Kind.REMOVE_PIDS_NODE,
-                            key,
-                            null,
-                            List.of(new ZkWrite.Delete(
-                                    pidsNode.path(), pidsNode.stat().version())),
-                            Map.of(pidsNode.path(), pidsNode.stat().czxid()),
-                            "instance gone, nothing left");
-                }
-            }
-        }
+        return new ClusterSnapshot(snapshots);
     }
 
     private static Set<String> resized(Set<String> set, int more) {
@@ -244,8 +262,8 @@ final class Placer {
         return node.state();
     }
 
-    void applyRevoke(PlacementPolicy.Revoke step) {
-        InstanceKey key = new InstanceKey(step.module(), step.instance());
+    void applyRevoke(PlanStep.Delete step) {
+        InstanceKey key = new InstanceKey(step.module(), step.instance().id());
         ZkView.PidEntry entry = view.pidNodes(key).get(step.pid());
         if (entry == null || entry.node() == null || p.live(key) == null) {
             return;
@@ -255,12 +273,12 @@ final class Placer {
             return; // a failed logout waits for the grace period (logoutFailed), never re-sent
         }
         if (PidState.DELETING.canFollow(current)) {
-            p.revoke(entry, entry.node(), step.move() ? "rebalance" : "not wanted here");
+            p.revoke(entry, entry.node(), step.reason().isMove() ? "rebalance" : "not wanted here");
         }
     }
 
-    void applyRelease(PlacementPolicy.Release step) {
-        InstanceKey key = new InstanceKey(step.module(), step.instance());
+    void applyRelease(PlanStep.Release step) {
+        InstanceKey key = new InstanceKey(step.module(), step.instance().id());
         if (p.live(key) != null) {
             return;
         }
@@ -274,7 +292,7 @@ final class Placer {
         }
     }
 
-    void applyAdd(PlacementPolicy.Add step) {
+    void applyAdd(PlanStep.Add step) {
         String pid = step.pid();
         PidRecord account = db.pid(pid);
         if (account == null
@@ -283,9 +301,9 @@ final class Placer {
                 || !state.offerable(pid, now)) {
             return;
         }
-        InstanceKey key = new InstanceKey(step.module(), step.instance());
+        InstanceKey key = new InstanceKey(step.module(), step.instance().id());
         AddTarget target = addTarget(key);
-        if (target == null || target.sessionId() != step.sessionId()) {
+        if (target == null || target.sessionId() != step.instance().sessionId()) {
             return;
         }
         if (state.pidInFlight(pid) || p.touchedPids.contains(pid)) {

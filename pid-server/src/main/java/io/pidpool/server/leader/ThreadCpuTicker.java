@@ -7,7 +7,7 @@ import java.lang.management.ThreadMXBean;
 /**
  * The CPU time of the calling thread in nanoseconds: what a piece of work cost its thread, without
  * the time the thread was preempted by other processes or stopped by a GC pause. The leader paces its
- * passes by their cost (see {@code LeaderTerm}); measured on the wall clock, a pass that a loaded
+ * passes by their cost (see {@code PassRunner}); measured on the wall clock, a pass that a loaded
  * machine or a collection stretched from 5 ms to 400 ms made the leader hold back its next passes and
  * placements for up to a second, although the work itself had not grown.
  *

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * need not load 100,000 accounts before it serves. It is only a head start: the term that
  * {@link #take()}s it must bring it to the database's current account version with
  * {@link LeaderDatabase#changesSince(long)} before using it, and loads everything if the store cannot
- * say what changed ({@link LeaderTerm}'s start). A copy that is behind is therefore never used as it
- * is; it costs the term only the changes it lacks.
+ * say what changed ({@link TermLoader#loadAccounts}, at the term start). A copy that is behind is
+ * therefore never used as it is; it costs the term only the changes it lacks.
  *
  * <p>While following, it asks the store every {@code interval} what changed since its version (one
  * read of the version row when nothing did) and applies it; the first time, and whenever the store

@@ -14,7 +14,7 @@ import java.util.List;
  * rescan started after it proves the view), the view (a committed write's nodes are replayed from
  * its results), and the pacing (a failed write asks for a placement; an add or handshake the
  * placement counted needs none). The term then re-reads what {@link #settle} answers and asks for a
- * pass. Shared by {@link LeaderTerm} and the protocol simulation.
+ * pass. Shared by {@link PassRunner} and the protocol simulation.
  *
  * <p>Concurrency: on the leader's serial executor, like the state it changes.
  */

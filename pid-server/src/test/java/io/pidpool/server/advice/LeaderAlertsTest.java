@@ -4,10 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pidpool.core.advice.AlertKind;
 import io.pidpool.core.advice.Severity;
+import io.pidpool.core.allocation.PlanSignal;
+import io.pidpool.core.model.ModuleKey;
+import io.pidpool.server.leader.PlanSignals;
 import java.time.Instant;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The leader's texts (Reconciler, PlannerPlacement) as the alert service reads them. */
+/** The leader's texts (Reconciler, PlanSignals) as the alert service reads them. */
 class LeaderAlertsTest {
     static final Instant NOW = Instant.parse("2026-11-16T08:00:00Z");
 
@@ -62,5 +66,33 @@ class LeaderAlertsTest {
                 .isEmpty();
         assertThat(LeaderAlerts.classify("move throttle held back 4 moves in m", NOW))
                 .isEmpty();
+    }
+
+    @Test
+    void theLeadersWordsForPlanSignalsAreTheFormsReadHere() {
+        ModuleKey m = ModuleKey.parse("fin#risk#scorer");
+        var brake = new PlanSignal.BrakeEngaged(m, 3, 4);
+        assertThat(PlanSignals.describe(brake))
+                .isEqualTo("ALERT mass-failure brake engaged in fin#risk#scorer: 3 of 4 instances vanished; not"
+                        + " redistributing (maintenance mode)");
+        var braked = (LeaderAlerts.Raise)
+                LeaderAlerts.classify(PlanSignals.describe(brake), NOW).orElseThrow();
+        assertThat(braked.alert().key()).isEqualTo("BRAKE_ENGAGED:fin#risk#scorer");
+        assertThat(LeaderAlerts.resolvedBy("signal:" + PlanSignals.alertKey(brake)))
+                .contains("BRAKE_ENGAGED:fin#risk#scorer");
+
+        var nowhere = new PlanSignal.Unassignable(m, Set.of("u1", "u2"));
+        var unassignable = (LeaderAlerts.Raise)
+                LeaderAlerts.classify(PlanSignals.describe(nowhere), NOW).orElseThrow();
+        assertThat(unassignable.alert().key()).isEqualTo("LEADER_EVENT:fin#risk#scorer:unassignable");
+        assertThat(LeaderAlerts.resolvedBy("signal:" + PlanSignals.alertKey(nowhere)))
+                .contains("LEADER_EVENT:fin#risk#scorer:unassignable");
+
+        var throttled = new PlanSignal.Throttled(m, 4);
+        assertThat(PlanSignals.alertKey(throttled)).isEqualTo("throttled:fin#risk#scorer");
+        assertThat(LeaderAlerts.classify(PlanSignals.describe(throttled), NOW)).isEmpty();
+        assertThat(PlanSignals.alertKey(new PlanSignal.AwaitingRelease(m, Set.of("u1"))))
+                .as("only logged")
+                .isNull();
     }
 }

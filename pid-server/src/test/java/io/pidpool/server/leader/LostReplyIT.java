@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pidpool.client.testing.BlackHoleProxy;
+import io.pidpool.core.allocation.ClusterSnapshot;
+import io.pidpool.core.allocation.LiveInstance;
+import io.pidpool.core.allocation.ModuleSnapshot;
+import io.pidpool.core.allocation.Plan;
+import io.pidpool.core.allocation.PlanStep;
 import io.pidpool.core.allocation.PlannerPolicy;
 import io.pidpool.core.model.InstanceId;
 import io.pidpool.core.model.ModuleKey;
@@ -109,28 +114,27 @@ class LostReplyIT {
         }
 
         @Override
-        public Placement plan(List<ModuleInput> modules, long nowNanos) {
-            Placement planned = planner.plan(modules, nowNanos);
-            List<Step> steps = new ArrayList<>();
-            for (Step step : planned.steps()) {
-                if (step instanceof Add add && add.instance().equals(lastAdded.get(add.pid()))) {
-                    step = elsewhere(modules, add);
+        public Plan plan(ClusterSnapshot cluster, long nowNanos) {
+            Plan planned = planner.plan(cluster, nowNanos);
+            List<PlanStep> steps = new ArrayList<>();
+            for (PlanStep step : planned.steps()) {
+                if (step instanceof PlanStep.Add add && add.instance().id().equals(lastAdded.get(add.pid()))) {
+                    step = elsewhere(cluster, add);
                 }
-                if (step instanceof Add add) {
-                    lastAdded.put(add.pid(), add.instance());
+                if (step instanceof PlanStep.Add add) {
+                    lastAdded.put(add.pid(), add.instance().id());
                 }
                 steps.add(step);
             }
-            return new Placement(steps, planned.signals());
+            return new Plan(steps, planned.signals(), planned.nextState());
         }
 
-        private static Add elsewhere(List<ModuleInput> modules, Add add) {
-            for (ModuleInput module : modules) {
-                if (module.key().equals(add.module())) {
-                    for (LiveInput other : module.live()) {
-                        if (!other.id().equals(add.instance())) {
-                            return new Add(add.module(), other.id(), other.sessionId(), add.pid());
-                        }
+        private static PlanStep.Add elsewhere(ClusterSnapshot cluster, PlanStep.Add add) {
+            ModuleSnapshot module = cluster.byKey().get(add.module());
+            if (module != null) {
+                for (LiveInstance other : module.live()) {
+                    if (!other.id().equals(add.instance().id())) {
+                        return new PlanStep.Add(add.module(), other.ref(), add.pid());
                     }
                 }
             }

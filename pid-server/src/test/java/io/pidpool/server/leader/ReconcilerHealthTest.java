@@ -42,7 +42,7 @@ class ReconcilerHealthTest {
 
     Reconciler.Decision decide(long now) {
         Reconciler.Decision d = reconciler.decide(fx.view, db, state, policy, E, GRACE.toNanos(), now);
-        d.pidUpdates().forEach(p -> db.replay(new DbChange.PidPut(p))); // as LeaderTerm does after the pass
+        d.pidUpdates().forEach(p -> db.replay(new DbChange.PidPut(p))); // as PassRunner does after the pass
         return d;
     }
 

@@ -18,7 +18,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * A pass hands its intents to a sink as it decides them (LeaderTerm sends each at once): the same
+ * A pass hands its intents to a sink as it decides them (PassRunner sends each at once): the same
  * intents as without a sink, in an order that keeps "delete first, then add" and puts each new
  * instance's handshake right before its share.
  */
@@ -192,7 +192,7 @@ class ReconcilerStreamTest {
                 .containsExactlyElementsOf(all.subList(0, failAt).stream()
                         .map(ReconcilerStreamTest::describe)
                         .toList());
-        // the caller records the prefix as issued (LeaderTerm does, in a finally): the next pass
+        // the caller records the prefix as issued (PassRunner does, in a finally): the next pass
         // decides only what was not sent
         sent.forEach(i -> scenario.state.replay(new TermEvent.WriteIssued(i)));
         List<Intent> next = new ArrayList<>();

@@ -8,7 +8,6 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.PidRecord;
 import io.pidpool.core.port.BatchRecord;
-import io.pidpool.core.port.Cooldown;
 import io.pidpool.core.port.QuotaResetLog;
 import io.pidpool.core.port.Repositories;
 import io.pidpool.core.protocol.ZkLayout;
@@ -16,9 +15,7 @@ import io.pidpool.core.sim.SimScheduler;
 import io.pidpool.core.sim.SimScheduler.Proc;
 import io.pidpool.core.sim.SimZooKeeper;
 import io.pidpool.core.sim.SimZooKeeper.Code;
-import io.pidpool.server.zk.EpochFence;
 import io.pidpool.server.zk.FenceToken;
-import io.pidpool.server.zk.FencedWriter;
 import io.pidpool.server.zk.NodeEvent;
 import io.pidpool.server.zk.NodeStat;
 import io.pidpool.server.zk.WriteResult;
@@ -26,7 +23,6 @@ import io.pidpool.server.zk.ZkWrite;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,10 +36,11 @@ import java.util.concurrent.CompletionException;
  * One PidPool server process on virtual time: its ZooKeeper view (the node's {@code /modules}
  * watcher), its place in the election (a leader latch on an EPHEMERAL_SEQUENTIAL node) and, while it
  * leads, one {@link Term}. The decisions are the REAL {@link Reconciler}, {@link TermBookkeeping},
- * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; {@link Term}
- * is glue that mirrors {@link LeaderTerm} step by step (term start, pass pacing, send, settle,
- * rescan, suspend/resume, batches), and this class mirrors {@link LeaderElection}'s connection
- * handling.
+ * {@link ZkView}, {@link DbView}, {@link PlannerPlacement} and {@link BatchApplier}; the term start is
+ * the REAL {@link TermStart} (over {@link SimTermStartPort}) with the REAL {@link TermLoader}; the rest
+ * of {@link Term} is glue that mirrors {@link LeaderTerm}'s other parts step by step (serving after the
+ * start, pass running, send, settle, rescan, suspend/resume, batches), and this class mirrors
+ * {@link LeaderElection}'s connection handling.
  *
  * <p>Left out: quota provisioning (Redis), warm account copies, the /notify wake-up (batches are
  * polled), the view proof at term start (a new term always scans), pass costs (a pass takes no
@@ -186,7 +183,7 @@ public final class SimLeader {
             case CONNECTED, RECONNECTED -> {
                 watch();
                 if (term != null) {
-                    if (zk.sessionId() != term.token.sessionId()) {
+                    if (zk.sessionId() != term.token().sessionId()) {
                         stepDown("the session changed");
                     } else {
                         term.resume();
@@ -370,7 +367,10 @@ public final class SimLeader {
 
     // ---------------------------------------------------------------- LeaderTerm's part
 
-    /** One leadership term; mirrors {@link LeaderTerm}. */
+    /**
+     * One leadership term; mirrors the rest of {@link LeaderTerm}: its start is the production
+     * {@link TermStart} over {@link SimTermStartPort}, its loads the production {@link TermLoader}.
+     */
     final class Term {
         private final Reconciler reconciler = new Reconciler(layout, settings, clock);
         private final BatchApplier batches = new BatchApplier(repositories, () -> {}, QuotaResetLog.none(), clock);
@@ -379,113 +379,91 @@ public final class SimLeader {
         private final ArrayDeque<Object[]> outcomes = new ArrayDeque<>();
         private final List<SimScheduler.Event> timers = new ArrayList<>();
         private boolean settling;
-        FenceToken token;
-        private FencedWriter writer;
-        private PlacementPolicy policy;
-        private Duration grace;
         private boolean serving;
         private boolean suspended;
         private boolean closed;
         /** LeaderTerm's own pacing on virtual time; a pass costs no virtual time here. */
         private final PassPacing pacing = new PassPacing(
                 (task, delay) -> sched.after(delay, proc, nodeId + " pass", task), () -> guarded(this::runPass));
+        /** The term's store: tells the fencing checker when the term start has read the accounts. */
+        private final TermLoadWitness witness = new TermLoadWitness(store, observer::termLoaded);
+        /** No warm copy: every term loads its accounts in full. */
+        private final TermLoader loader =
+                new TermLoader(witness, Optional::empty, db, state, sched::now, clock, pacing);
+
+        private final TermStart start = new TermStart(
+                layout,
+                settings,
+                witness,
+                view,
+                loader,
+                grace -> new PlannerPlacement(
+                        PlannerPolicy.defaults(grace).withRebalanceDelay(settings.rebalanceDelay())),
+                new SimTermStartPort(
+                        zk,
+                        layout,
+                        settings,
+                        () -> closed,
+                        cause -> sched.after(0, proc, nodeId + " fenced", () -> fenced(cause))),
+                sched::now,
+                () -> closed);
 
         private boolean rescanRunning;
         private boolean rescanAgain;
         private boolean rescanRetry;
-        private boolean rowsLoaded;
 
         Epoch epoch() {
-            return token == null ? Epoch.NONE : token.epoch();
+            return token() == null ? Epoch.NONE : token().epoch();
+        }
+
+        FenceToken token() {
+            return start.token();
         }
 
         boolean serving() {
             return serving && !suspended && !closed;
         }
 
-        /** LeaderTerm.begin: bump /epoch, sync, scan, load the database, serve, first pass. */
+        /** LeaderTerm.begin: the production term start (bump, beginTerm, sync, scan, load), then serve. */
         void begin() {
             view.trackChanges(true);
             sched.trace(nodeId, "term starts: bumping " + layout.epoch());
-            bump();
-        }
-
-        /** The production bump (EpochFence.bump) over the simulated ZooKeeper. */
-        private void bump() {
-            EpochFence.bump(new SimEpochNode(zk, () -> closed), layout.epoch(), store.leaderEpoch())
-                    .whenComplete((fence, error) -> {
-                        if (closed) {
-                            return;
-                        }
-                        if (error != null) {
-                            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                            stepDown("election steps failed: " + cause.getMessage());
-                        } else {
-                            started(fence);
-                        }
-                    });
-        }
-
-        private void started(FenceToken fence) {
-            if (closed) {
-                return;
-            }
-            token = fence;
-            try {
-                store.beginTerm(token.epoch()); // LeaderTerm.begin: the database's leader epoch follows /epoch
-            } catch (PidPoolException e) {
-                stepDown("election steps failed: " + e.getMessage());
-                return;
-            }
-            writer = new FencedWriter(
-                    new SimMultiOps(zk),
-                    layout.epoch(),
-                    token,
-                    settings.maxOpsPerMulti(),
-                    settings.maxInFlightMultis(),
-                    cause -> sched.after(0, proc, nodeId + " fenced", () -> fenced(cause)));
-            grace = settings.graceFor(Duration.ofNanos(zk.negotiatedTimeout()));
-            policy = new PlannerPlacement(PlannerPolicy.defaults(grace).withRebalanceDelay(settings.rebalanceDelay()));
-            zk.sync((code, v) -> {
+            start.run().whenComplete((done, error) -> {
                 if (closed) {
                     return;
                 }
-                if (code != Code.OK) {
-                    stepDown("election steps failed: sync " + code);
+                if (error == null) {
+                    serve();
                     return;
                 }
-                zk.readTree(layout.modules(), (c2, nodes) -> {
-                    if (closed) {
-                        return;
-                    }
-                    if (c2 != Code.OK) {
-                        stepDown("election steps failed: scan " + c2);
-                        return;
-                    }
-                    try {
-                        loadAccounts();
-                    } catch (PidPoolException e) {
-                        stepDown("election steps failed: " + e.getMessage());
-                        return;
-                    }
-                    observer.termLoaded(token.epoch());
-                    toEvents(nodes).forEach(view::replay);
-                    serving = true;
-                    sched.note(nodeId + " leads with epoch " + token.epoch().value() + " (grace " + grace.toMillis()
-                            + " ms)");
-                    schedule(settings.reconcileInterval(), this::reload);
-                    schedule(settings.rescanInterval(), this::rescan);
-                    schedule(settings.batchPollInterval(), this::pollBatches);
-                    runPass();
-                    post(
-                            "load rows",
-                            () -> guarded(() -> {
-                                loadRows();
-                                requestPass();
-                            }));
-                    post("poll batches", () -> guarded(this::pollBatches));
-                });
+                Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                if (cause instanceof PidPoolException) {
+                    stepDown("election steps failed: " + cause.getMessage());
+                } else {
+                    // a bug, not a failed step: let it end the run, as it would have before the port
+                    post("term start failed", () -> {
+                        throw new IllegalStateException("term start failed", cause);
+                    });
+                }
             });
+        }
+
+        /** LeaderTerm.begin after the start: serve, schedule, first pass, then the rows and batches. */
+        private void serve() {
+            serving = true;
+            sched.note(nodeId + " leads with epoch " + epoch().value() + " (grace "
+                    + start.grace().toMillis() + " ms)");
+            schedule(settings.reconcileInterval(), this::reload);
+            schedule(settings.rescanInterval(), this::rescan);
+            schedule(settings.batchPollInterval(), this::pollBatches);
+            runPass();
+            post(
+                    "load rows",
+                    () -> guarded(() -> {
+                        loader.loadRows();
+                        requestPass();
+                    }));
+            post("poll batches", () -> guarded(this::pollBatches));
         }
 
         private void post(String what, Runnable task) {
@@ -524,6 +502,7 @@ public final class SimLeader {
             }
         }
 
+        /** BatchIntake.poll, without the quota ledger and the /notify wake-up. */
         void pollBatches() {
             if (!serving()) {
                 return;
@@ -533,12 +512,12 @@ public final class SimLeader {
                 if (!serving()) {
                     return;
                 }
-                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token.epoch());
+                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token().epoch());
                 if (applied.isEmpty()) {
                     continue;
                 }
-                observer.databaseWrite("apply batch " + batch.id(), token.epoch());
-                observer.batchApplied(batch.id(), token.epoch(), applied.get().batch());
+                observer.databaseWrite("apply batch " + batch.id(), token().epoch());
+                observer.batchApplied(batch.id(), token().epoch(), applied.get().batch());
                 applied.get().changes().forEach(db::replay);
                 pacing.requestFull();
                 sched.trace(
@@ -559,44 +538,17 @@ public final class SimLeader {
             }
         }
 
+        /** LeaderTerm.reload: the production {@link TermLoader#reloadIfDue} (always due here), then a full pass. */
         void reload() {
             if (!serving()) {
                 return;
             }
-            LeaderDatabase.Snapshot snapshot = store.load();
-            db.load(snapshot);
-            state.replay(new TermEvent.RowsLoaded(snapshot.assignments()));
-            rowsLoaded = true;
-            loadCooldowns();
+            loader.reloadIfDue(epoch());
             pacing.requestFull();
             runPass();
         }
 
-        private void loadAccounts() {
-            db.load(store.loadAccounts());
-            loadCooldowns();
-            pacing.requestFull();
-        }
-
-        private void loadRows() {
-            if (closed || rowsLoaded) {
-                return;
-            }
-            state.replay(new TermEvent.RowsLoaded(store.loadAssignments()));
-            rowsLoaded = true;
-            pacing.requestFull();
-        }
-
-        private void loadCooldowns() {
-            long now = sched.now();
-            Instant wall = clock.instant();
-            for (Cooldown stored : store.loadCooldowns()) {
-                long left = Math.max(0, Duration.between(wall, stored.until()).toNanos());
-                state.replay(new TermEvent.CooldownStarted(stored.pidId(), now + left));
-            }
-        }
-
-        /** LeaderTerm.rescan: sync + scan in the background, merged into the view. */
+        /** ViewRereads.rescan: sync + scan in the background, merged into the view. */
         void rescan() {
             if (closed) {
                 return;
@@ -628,7 +580,7 @@ public final class SimLeader {
                 state.replay(new TermEvent.ViewProven(number));
                 pacing.requestFull();
             } else if (state.writesInDoubt() > 0 && !rescanAgain && !rescanRetry) {
-                rescanRetry = true; // LeaderTerm.retryRescan: writes in doubt wait for a rescan that succeeds
+                rescanRetry = true; // ViewRereads.retryRescan: writes in doubt wait for a rescan that succeeds
                 post1s(
                         "rescan retry",
                         () -> guarded(() -> {
@@ -643,7 +595,7 @@ public final class SimLeader {
             requestPass();
         }
 
-        /** LeaderTerm.runPass, with every pass costing nothing. */
+        /** PassRunner.run, with every pass costing nothing. */
         void runPass() {
             pacing.started();
             if (!serving()) {
@@ -663,11 +615,11 @@ public final class SimLeader {
                         view,
                         db,
                         state,
-                        policy,
-                        token.epoch(),
-                        grace.toNanos(),
+                        start.policy(),
+                        token().epoch(),
+                        start.grace().toNanos(),
                         now,
-                        rowsLoaded ? scope : scope.withoutRows(),
+                        loader.rowsLoaded() ? scope : scope.withoutRows(),
                         intent -> {
                             sent.add(intent);
                             send(intent);
@@ -676,7 +628,7 @@ public final class SimLeader {
                 for (Intent intent : sent) {
                     state.replay(new TermEvent.WriteIssued(intent));
                 }
-                writer.flush();
+                start.writer().flush();
             }
             pacing.finished(plan, 0, 0);
             decision.alerts().forEach(a -> sched.trace(nodeId, "alert: " + a));
@@ -691,39 +643,39 @@ public final class SimLeader {
         }
 
         private void writeDatabase(Reconciler.Decision decision) {
-            store.recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds(), token.epoch());
+            store.recordCooldowns(decision.cooldownStarts(), decision.cooldownEnds(), token().epoch());
             if (!decision.cooldownStarts().isEmpty() || !decision.cooldownEnds().isEmpty()) {
-                observer.databaseWrite("cooldowns", token.epoch());
+                observer.databaseWrite("cooldowns", token().epoch());
             }
             if (!decision.pidUpdates().isEmpty()) {
-                store.updatePids(decision.pidUpdates(), token.epoch());
-                observer.databaseWrite("updatePids " + decision.pidUpdates().size(), token.epoch());
+                store.updatePids(decision.pidUpdates(), token().epoch());
+                observer.databaseWrite("updatePids " + decision.pidUpdates().size(), token().epoch());
                 for (PidRecord pid : decision.pidUpdates()) {
                     db.replay(new DbChange.PidPut(pid));
                 }
             }
-            if (!rowsLoaded) {
+            if (!loader.rowsLoaded()) {
                 return;
             }
             List<Assignment> upserts = decision.rowUpserts();
             Set<String> removals = decision.rowRemovals();
             if (!upserts.isEmpty()) {
-                store.recordAssignments(upserts, token.epoch());
-                observer.databaseWrite("recordAssignments " + upserts.size(), token.epoch());
+                store.recordAssignments(upserts, token().epoch());
+                observer.databaseWrite("recordAssignments " + upserts.size(), token().epoch());
             }
             if (!removals.isEmpty()) {
-                store.removeAssignments(removals, token.epoch());
-                observer.databaseWrite("removeAssignments " + removals.size(), token.epoch());
+                store.removeAssignments(removals, token().epoch());
+                observer.databaseWrite("removeAssignments " + removals.size(), token().epoch());
             }
             if (!upserts.isEmpty() || !removals.isEmpty()) {
                 state.replay(new TermEvent.RowsWritten(upserts, new LinkedHashSet<>(removals)));
             }
         }
 
-        /** LeaderTerm.send: outcomes are queued and settled in bursts on the serial executor. */
+        /** PassRunner.send: outcomes are queued and settled in bursts on the serial executor. */
         private void send(Intent intent) {
             sched.trace(nodeId, "send " + intent);
-            writer.submit(intent.writes()).whenComplete((results, error) -> {
+            start.writer().submit(intent.writes()).whenComplete((results, error) -> {
                 outcomes.add(new Object[] {intent, results, error});
                 if (!settling) {
                     settling = true;
@@ -741,7 +693,7 @@ public final class SimLeader {
             }
         }
 
-        /** LeaderTerm.settled: the production {@link WriteSettlement}, then the reads it asks for, then a pass. */
+        /** PassRunner.settled: the production {@link WriteSettlement}, then the reads it asks for, then a pass. */
         void settled(Intent intent, List<WriteResult> results, Throwable error) {
             if (closed) {
                 return;
@@ -764,6 +716,7 @@ public final class SimLeader {
             requestPass();
         }
 
+        /** ViewRereads.refresh: re-reads the nodes a failed write touched, and their parents. */
         private void refresh(Intent intent) {
             Set<String> paths = new LinkedHashSet<>();
             for (ZkWrite write : intent.writes()) {
@@ -817,8 +770,8 @@ public final class SimLeader {
 
         void suspend() {
             suspended = true;
-            if (writer != null) {
-                writer.pause();
+            if (start.writer() != null) {
+                start.writer().pause();
             }
         }
 
@@ -827,8 +780,8 @@ public final class SimLeader {
                 return;
             }
             suspended = false;
-            if (writer != null) {
-                writer.resume();
+            if (start.writer() != null) {
+                start.writer().resume();
             }
             rescan();
         }
@@ -842,8 +795,8 @@ public final class SimLeader {
             pacing.close();
             timers.forEach(SimScheduler.Event::cancel);
             view.trackChanges(false);
-            if (writer != null) {
-                writer.close();
+            if (start.writer() != null) {
+                start.writer().close();
             }
         }
     }
