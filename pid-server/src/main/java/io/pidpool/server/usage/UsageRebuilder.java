@@ -10,8 +10,6 @@ import io.pidpool.core.port.UsageLedger;
 import io.pidpool.core.quota.QuotaMonth;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import org.redisson.api.RScript;
@@ -162,16 +160,8 @@ public final class UsageRebuilder {
                 "usage counter %s kept changing during %d rebuild attempts", key, MAX_CAS_ATTEMPTS);
     }
 
-    /** The same expiry rule as {@link RedissonQuotaLedger}: retention after the later of month end + 1 day and now. */
+    /** The same expiry rule as the ledger's writes. */
     private String expireAt(QuotaMonth month) {
-        Instant end = month.next()
-                .value()
-                .atDay(1)
-                .atStartOfDay()
-                .toInstant(ZoneOffset.UTC)
-                .plus(Duration.ofDays(1));
-        Instant now = clock.instant();
-        Instant base = end.isAfter(now) ? end : now;
-        return Long.toString(base.plus(retention).getEpochSecond());
+        return QuotaKeys.expireAt(month, clock.instant(), retention);
     }
 }

@@ -6,6 +6,9 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.quota.QuotaMonth;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.zip.CRC32;
 
 /**
@@ -159,5 +162,20 @@ public final class QuotaKeys {
     @Override
     public String toString() {
         return "QuotaKeys[cluster=" + cluster + ", shards=" + shards + "]";
+    }
+
+    /**
+     * Unix seconds at which a month's keys expire: {@code retention} after the later of the month's
+     * end and {@code now}. The month's end in UTC plus a day covers every zone a monthly window may use.
+     */
+    public static String expireAt(QuotaMonth month, Instant now, Duration retention) {
+        Instant end = month.next()
+                .value()
+                .atDay(1)
+                .atStartOfDay()
+                .toInstant(ZoneOffset.UTC)
+                .plus(Duration.ofDays(1));
+        Instant base = end.isAfter(now) ? end : now;
+        return Long.toString(base.plus(retention).getEpochSecond());
     }
 }

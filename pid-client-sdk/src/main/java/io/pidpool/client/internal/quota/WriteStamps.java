@@ -3,8 +3,6 @@ package io.pidpool.client.internal.quota;
 import io.pidpool.core.quota.QuotaMonth;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -42,15 +40,6 @@ final class WriteStamps {
 
     /** Unix seconds at which a month's keys expire: retention after the later of its end and now. */
     String expireAt(QuotaMonth month) {
-        // the month's end in UTC plus a day covers every zone a MonthlyWindow may use
-        Instant end = month.next()
-                .value()
-                .atDay(1)
-                .atStartOfDay()
-                .toInstant(ZoneOffset.UTC)
-                .plus(Duration.ofDays(1));
-        Instant now = clock.instant();
-        Instant base = end.isAfter(now) ? end : now;
-        return Long.toString(base.plus(retention).getEpochSecond());
+        return QuotaKeys.expireAt(month, clock.instant(), retention);
     }
 }
