@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * same scripts and keys the SDK's {@code tryAcquire} uses):
  *
  * <ul>
- *   <li>{@link #setLimits}: {@code ledger.setLimit(pid, limit, epoch)} per PID (one script that refuses a
- *       leader epoch older than the shard's, then the near-cache invalidation broadcast: clients see a
- *       raised limit at once); {@link #fenceLimits}: the new term's epoch recorded in every shard;
+ *   <li>{@link #setLimits}: {@code ledger.setLimits(limits, epoch)}, pipelined: per PID one script
+ *       that refuses a leader epoch older than the shard's, then the near-cache invalidation
+ *       broadcast (clients see a raised limit at once); {@link #fenceLimits}: the new term's epoch recorded in every shard;
  *   <li>{@link #reset}: {@code ledger.reset(pid, month)} with the month of the given instant in the
  *       cluster's quota zone ({@link MonthlyWindow}; default UTC, which is what the SDK uses);
  *   <li>{@link #limits}: every shard's {@code pids} hash read in one pipelined round trip ({@code
@@ -97,8 +97,7 @@ public final class RedisQuotaProvisioner implements QuotaProvisioner, AutoClosea
 
     @Override
     public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
-        RedissonQuotaLedger l = ledger();
-        hardLimits.forEach((pid, limit) -> l.setLimit(pid, limit, leaderEpoch));
+        ledger().setLimits(hardLimits, leaderEpoch);
     }
 
     @Override

@@ -9,7 +9,11 @@ import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.Names;
 import io.pidpool.core.quota.MonthLedger;
 import io.pidpool.core.quota.QuotaMonth;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The ledger's writes that change what every client may believe about a PID: limits (fenced by the
@@ -20,6 +24,8 @@ import java.util.List;
 final class BroadcastWrites {
     /** set_limit.lua's answer to a limit write of an older leader epoch: {@code fenced|<recorded>}. */
     private static final String FENCED_REPLY = "fenced|";
+    /** Scripts (then broadcasts) per pipelined round trip of {@link #setLimits}. */
+    static final int PIPELINE = 500;
 
     private final QuotaKeys keys;
     private final QuotaScripts scripts;
@@ -66,6 +72,57 @@ final class BroadcastWrites {
                 Long.toString(leaderEpoch.value()));
         requireNotFenced(value, leaderEpoch, shard);
         broadcast(pid, value);
+    }
+
+    /**
+     * {@link #setLimit(String, long, Epoch)} for many PIDs, pipelined: the scripts go out in rounds of
+     * {@value #PIPELINE} (one round trip each, every script atomic on its own), then their broadcasts
+     * likewise. A leader provisions a batch of 10,000 new PIDs in a few dozen round trips rather than
+     * 20,000 one after the other. A PID whose shard has seen a newer leader is refused, as alone; the
+     * others of its round are written and broadcast, and then FENCED is thrown.
+     */
+    void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
+        requireNonNull(leaderEpoch, "epoch");
+        hardLimits.forEach((pid, limit) -> {
+            Names.requirePidId(pid, "pid");
+            MonthLedger.requireLimit(limit);
+        });
+        List<Map.Entry<String, Long>> all = List.copyOf(hardLimits.entrySet());
+        for (int from = 0; from < all.size(); from += PIPELINE) {
+            List<Map.Entry<String, Long>> round = all.subList(from, Math.min(all.size(), from + PIPELINE));
+            List<QuotaScripts.Call> calls = new ArrayList<>(round.size());
+            for (Map.Entry<String, Long> e : round) {
+                int shard = keys.shardOf(e.getKey());
+                calls.add(new QuotaScripts.Call(
+                        Script.SET_LIMIT,
+                        List.of(keys.pids(shard), keys.leaderEpoch(shard)),
+                        new Object[] {e.getKey(), Long.toString(e.getValue()), Long.toString(leaderEpoch.value())}));
+            }
+            List<Object> values = scripts.runValueBatch(calls);
+            List<CompletableFuture<Boolean>> broadcasts = new ArrayList<>(round.size());
+            PidPoolException fenced = null;
+            for (int i = 0; i < round.size(); i++) {
+                String pid = round.get(i).getKey();
+                String value = (String) values.get(i);
+                try {
+                    requireNotFenced(value, leaderEpoch, keys.shardOf(pid));
+                    broadcasts.add(nearCache.publishAsync(pid, value));
+                } catch (PidPoolException e) {
+                    fenced = fenced == null ? e : fenced;
+                }
+            }
+            try {
+                CompletableFuture.allOf(broadcasts.toArray(CompletableFuture[]::new))
+                        .join();
+            } catch (CompletionException e) {
+                throw QuotaScripts.translate(
+                        "broadcasting " + round.size() + " limit changes to near caches",
+                        e.getCause() instanceof RuntimeException r ? r : e);
+            }
+            if (fenced != null) {
+                throw fenced;
+            }
+        }
     }
 
     /** Records {@code leaderEpoch} in every shard (one script run per shard); FENCED if one saw a newer one. */

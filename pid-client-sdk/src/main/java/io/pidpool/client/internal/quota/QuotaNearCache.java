@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.redisson.api.RLocalCachedMap;
@@ -144,6 +145,11 @@ public final class QuotaNearCache implements AutoCloseable {
         } catch (RuntimeException e) {
             throw QuotaScripts.translate("broadcasting the change of PID " + pid + " to near caches", e);
         }
+    }
+
+    /** {@link #publish} without waiting: many broadcasts go out pipelined; the future fails raw. */
+    CompletableFuture<Boolean> publishAsync(String pid, String value) {
+        return shard(keys.shardOf(pid)).map.replaceAsync(pid, value, value).toCompletableFuture();
     }
 
     /**

@@ -155,12 +155,21 @@ final class QuotaScripts {
             List<Object> reply = run(c.script(), c.keys(), c.args());
             return List.of((Object) reply);
         }
+        return pipelined(calls, RScript.ReturnType.MULTI);
+    }
+
+    /** {@link #runBatch} of scripts that answer one value each (as {@link #runValue}): their values in order. */
+    List<Object> runValueBatch(List<Call> calls) {
+        return pipelined(calls, RScript.ReturnType.VALUE);
+    }
+
+    private List<Object> pipelined(List<Call> calls, RScript.ReturnType type) {
         for (int attempt = 0; ; attempt++) {
             try {
                 RBatch batch = redisson.createBatch(BatchOptions.defaults());
                 RScriptAsync s = batch.getScript(StringCodec.INSTANCE);
                 for (Call c : calls) {
-                    RFuture<Object> ignored = evalSha(s, c);
+                    RFuture<Object> ignored = evalSha(s, c, type);
                 }
                 BatchResult<?> result = batch.execute();
                 @SuppressWarnings("unchecked")

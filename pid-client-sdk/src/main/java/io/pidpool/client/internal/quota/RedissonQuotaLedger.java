@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.redisson.api.RedissonClient;
@@ -321,6 +322,11 @@ public final class RedissonQuotaLedger implements QuotaLedger, AutoCloseable {
     @Override
     public void setLimit(String pid, long hardLimit, Epoch leaderEpoch) {
         writes.setLimit(pid, hardLimit, leaderEpoch);
+    }
+
+    /** See {@link BroadcastWrites#setLimits}. */
+    public void setLimits(Map<String, Long> hardLimits, Epoch leaderEpoch) {
+        writes.setLimits(hardLimits, leaderEpoch);
     }
 
     /** Records {@code leaderEpoch} in every shard (one script run per shard); FENCED if one saw a newer one. */

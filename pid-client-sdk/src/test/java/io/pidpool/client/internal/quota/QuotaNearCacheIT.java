@@ -1,6 +1,7 @@
 package io.pidpool.client.internal.quota;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.pidpool.client.Permit;
@@ -8,12 +9,16 @@ import io.pidpool.client.internal.quota.testing.QuotaScenario;
 import io.pidpool.client.internal.quota.testing.QuotaScenario.Client;
 import io.pidpool.client.internal.quota.testing.RedisProcess;
 import io.pidpool.client.internal.quota.testing.RedisSupport;
+import io.pidpool.core.error.ErrorCode;
+import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.quota.MonthlyWindow;
 import io.pidpool.core.quota.QuotaMonth;
 import io.pidpool.core.testing.ManualTicker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.UnaryOperator;
@@ -90,6 +95,34 @@ class QuotaNearCacheIT {
         String[] value = RedisProcess.command(redis.port(), "HGET", pids, "p").split("\\|");
         RedisProcess.command(redis.port(), "DEL", keys.usage("p", month));
         RedisProcess.command(redis.port(), "HSET", pids, "p", value[0] + "|" + (Long.parseLong(value[1]) + 1));
+    }
+
+    @Test
+    void limitsSetInOnePipelinedCallReachTheClientsAndAnOlderLeaderIsRefused() {
+        Client client = setUp(3, b -> b);
+        exhaust(client, 3);
+        Map<String, Long> limits = new java.util.LinkedHashMap<>();
+        limits.put("p", 5L);
+        for (int i = 0; i < 1_200; i++) { // three pipelined rounds, every shard
+            limits.put("q" + i, (long) i);
+        }
+        leader().ledger().setLimits(limits, new io.pidpool.core.model.Epoch(7));
+
+        await("the raised limit of p reaches the client")
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> client.issuer().tryAcquire(1).isPresent());
+        QuotaKeys keys = leader().ledger().keys();
+        for (String pid : List.of("q0", "q599", "q1199")) {
+            assertThat(RedisProcess.command(redis.port(), "HGET", keys.pids(keys.shardOf(pid)), pid))
+                    .startsWith(limits.get(pid) + "|");
+        }
+
+        assertThatThrownBy(() -> leader().ledger().setLimits(Map.of("p", 1L), new io.pidpool.core.model.Epoch(6)))
+                .isInstanceOfSatisfying(
+                        PidPoolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FENCED));
+        assertThat(RedisProcess.command(redis.port(), "HGET", keys.pids(keys.shardOf("p")), "p"))
+                .startsWith("5|");
     }
 
     @Test
