@@ -59,7 +59,12 @@ import org.redisson.config.Config;
  * <p>Baseline in the same run, after each round: {@code pids} asynchronous creates of nodes of a PID
  * node's size into the same ZooKeeper by a fresh session (the floor: the leader writes at least one
  * node per PID, and every client reads and acknowledges it). Also printed: the POST's own answer
- * time, and per client at start: {@code start()} until registered, threads and heap.
+ * time; the first and the median {@code onAssigned}; the CPU time this JVM spent from the POST to
+ * the last {@code onAssigned}, per PID and by thread (names with numbers folded), which separates what
+ * the server, the clients and the embedded ZooKeeper cost; and per client at start: {@code start()}
+ * until registered, threads and heap. Before each round and before the floor the benchmark waits
+ * until this JVM is nearly idle (under a quarter of a core over 200 ms), so that neither pays for what
+ * the step before left running (row deletions, acknowledgements).
  *
  * <p>Arguments ({@code key=value}): {@code pids} (1000), {@code instances} (50), {@code rounds} (6,
  * the first cold), {@code sharedRedis} (1: the clients share one {@link RedissonClient}, as modules
