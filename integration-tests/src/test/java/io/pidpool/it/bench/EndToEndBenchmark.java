@@ -74,7 +74,9 @@ import org.redisson.config.Config;
  * PIDPOOL_TEST_POSTGRES_URL} and the Redis of {@code PIDPOOL_TEST_REDIS_URL}, batches posted to a
  * follower), {@code sweep} (0; 1: {@code rounds} rounds at each of 1,000, 2,000, 5,000 and 10,000
  * PIDs, and a PNG plot of the warm medians in docs/img), {@code naive} (1: also time one synchronous
- * create per PID, the naive baseline). Not a test: nothing asserts.
+ * create per PID, the naive baseline), {@code warmup} (0; N: after the cold round, N rounds at the
+ * largest size that no summary counts, so that the JIT has compiled the paths before the warm rounds
+ * are timed). Not a test: nothing asserts.
  * Command: docs/benchmarks.md.
  */
 public final class EndToEndBenchmark {
@@ -94,6 +96,7 @@ public final class EndToEndBenchmark {
         o.put("production", 0);
         o.put("sweep", 0);
         o.put("naive", 1);
+        o.put("warmup", 0);
         AllocationBenchmark.parseArgs(args, o);
         try {
             run(o);
@@ -181,12 +184,23 @@ public final class EndToEndBenchmark {
                 List<Integer> sizes = o.get("sweep") == 1 ? SWEEP : List.of(pids);
                 Map<Integer, List<Row>> bySize = new LinkedHashMap<>();
                 int round = 0;
+                int warmup = o.get("warmup");
+                if (warmup > 0) {
+                    // the cold round, then warm-up rounds at the largest size that no summary counts
+                    Row cold = round(api, hand, stack, sizes.get(0), round++, timeout, o.get("naive") == 1);
+                    summary(List.of(cold), sizes.get(0), instances, true);
+                    int largest = Collections.max(sizes);
+                    for (int w = 0; w < warmup; w++) {
+                        round(api, hand, stack, largest, round++, timeout, false);
+                    }
+                    System.out.printf(Locale.ROOT, "(%d warm-up rounds of %,d PIDs: in no summary)%n", warmup, largest);
+                }
                 for (int size : sizes) {
                     List<Row> rows = new ArrayList<>();
                     for (int r = 0; r < o.get("rounds"); r++, round++) {
                         rows.add(round(api, hand, stack, size, round, timeout, o.get("naive") == 1));
                     }
-                    summary(rows, size, instances, round == rows.size());
+                    summary(rows, size, instances, warmup == 0 && round == rows.size());
                     bySize.put(size, rows);
                 }
                 if (sizes.size() > 1) {

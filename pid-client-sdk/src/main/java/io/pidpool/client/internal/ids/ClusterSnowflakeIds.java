@@ -55,6 +55,11 @@ import org.slf4j.LoggerFactory;
  * <p><b>Errors.</b> {@link #nextId()} throws a retryable {@code UNAVAILABLE} {@link PidPoolException}
  * while no slot can be held or reserved (ZooKeeper unreachable, all 32 slots taken: then a {@link
  * io.pidpool.core.id.WorkerSlotsExhaustedException}), or while the clock is far behind the floor.
+ * A failed attempt to take a slot delays the next (doubling up to {@value #MAX_RETRY_MILLIS} ms), and
+ * calls in between are refused without asking ZooKeeper.
+ *
+ * <p>One class, a little over 400 lines: taking a slot, renewing and closing keep the argument above
+ * only together (the reservation's holding is {@link ReservedSlot}).
  *
  * <p>Concurrency: {@link #nextId()} is lock-free while the reservation covers the clock; renewing,
  * taking a slot and closing are serialised ({@code activation} lock, then the holding's own monitor).
