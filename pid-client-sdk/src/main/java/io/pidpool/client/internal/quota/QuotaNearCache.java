@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Two halves.</b> (1) The shard's PID hash ({@code pid -> "limit|epoch"}) read through a Redisson
  * {@link RLocalCachedMap} ({@link StringCodec}, invalidate-on-change, {@link ReconnectionStrategy#CLEAR}
- * on reconnect, entries live at most {@code metaTtl}). (2) The last <em>observation</em> of each PID's
+ * on reconnect, entries live at most {@code metaTtl}), shared with the other near caches of this JVM
+ * on the same Redisson client ({@link SharedLocalMaps}). (2) The last <em>observation</em> of each PID's
  * usage, taken from the answer of every script this client ran: {@code (month, used, limit, epoch,
  * when)}. Scripts do not notify Redisson local caches, so usage is never put into the RLocalCachedMap;
  * the client records what its own scripts returned instead.
@@ -208,11 +209,12 @@ public final class QuotaNearCache implements AutoCloseable {
                     .reconnectionStrategy(reconnectionStrategy)
                     .timeToLive(metaTtl)
                     .useObjectAsCacheKey(true);
-            Shard created = new Shard(redisson.getLocalCachedMap(options));
+            Shard created =
+                    new Shard(SharedLocalMaps.acquire(redisson, keys.pids(s), metaTtl, reconnectionStrategy, options));
             if (shards.compareAndSet(s, null, created)) {
                 shard = created;
             } else {
-                created.map.destroy();
+                SharedLocalMaps.release(redisson, keys.pids(s), metaTtl, reconnectionStrategy);
                 shard = shards.get(s);
             }
         }
@@ -225,7 +227,7 @@ public final class QuotaNearCache implements AutoCloseable {
         for (int s = 0; s < shards.length(); s++) {
             Shard shard = shards.getAndSet(s, null);
             if (shard != null) {
-                shard.map.destroy();
+                SharedLocalMaps.release(redisson, keys.pids(s), metaTtl, reconnectionStrategy);
             }
         }
         observations.clear();

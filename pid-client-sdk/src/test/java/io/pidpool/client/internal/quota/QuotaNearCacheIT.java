@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.redisson.api.RedissonClient;
 import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
 
 /**
@@ -56,7 +57,9 @@ class QuotaNearCacheIT {
 
     @AfterEach
     void close() {
-        scenario.close();
+        if (scenario != null) {
+            scenario.close();
+        }
     }
 
     /** A leader (client 0) that provisions "p" with {@code limit}, and a client (1) holding it. */
@@ -95,6 +98,41 @@ class QuotaNearCacheIT {
         String[] value = RedisProcess.command(redis.port(), "HGET", pids, "p").split("\\|");
         RedisProcess.command(redis.port(), "DEL", keys.usage("p", month));
         RedisProcess.command(redis.port(), "HSET", pids, "p", value[0] + "|" + (Long.parseLong(value[1]) + 1));
+    }
+
+    @Test
+    void nearCachesOnOneRedissonClientShareTheLocalMapAndOutliveEachOther() {
+        RedissonClient redisson = io.pidpool.client.internal.quota.testing.RedisSupport.client(redis.url());
+        try {
+            QuotaKeys keys = new QuotaKeys("shared-" + System.nanoTime(), 4);
+            RedisProcess.command(redis.port(), "HSET", keys.pids(keys.shardOf("p")), "p", "7|1");
+            QuotaNearCache first = nearCache(redisson, keys);
+            QuotaNearCache second = nearCache(redisson, keys);
+            await("a miss in the first loads p").atMost(Duration.ofSeconds(5)).until(() -> first.cachedLimit("p")
+                    .isPresent());
+            // one local copy: the second sees what the first loaded without a load of its own
+            assertThat(second.cachedLimit("p")).hasValue(7);
+
+            first.close();
+            RedisProcess.command(redis.port(), "HSET", keys.pids(keys.shardOf("p")), "p", "9|2");
+            second.publish("p", "9|2");
+            await("the second still receives broadcasts after the first closed")
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> second.cachedLimit("p").equals(OptionalLong.of(9)));
+            second.close();
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    private static QuotaNearCache nearCache(RedissonClient redisson, QuotaKeys keys) {
+        return new QuotaNearCache(
+                redisson,
+                keys,
+                io.pidpool.core.port.Ticker.system(),
+                LONG,
+                LONG,
+                org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy.CLEAR);
     }
 
     @Test
