@@ -106,7 +106,9 @@ final class BroadcastWrites {
                 String value = (String) values.get(i);
                 try {
                     requireNotFenced(value, leaderEpoch, keys.shardOf(pid));
-                    broadcasts.add(nearCache.publishAsync(pid, value));
+                    if (!firstEntry(value)) {
+                        broadcasts.add(nearCache.publishAsync(pid, value));
+                    }
                 } catch (PidPoolException e) {
                     fenced = fenced == null ? e : fenced;
                 }
@@ -209,6 +211,18 @@ final class BroadcastWrites {
      * observations for at most maxObservationAge / metaTtl. Repeating the call broadcasts again.
      */
     private void broadcast(String pid, String value) {
-        nearCache.publish(pid, value);
+        if (!firstEntry(value)) {
+            nearCache.publish(pid, value);
+        }
+    }
+
+    /**
+     * Whether a script's answer ({@code limit|epoch}) is the PID's first entry (epoch 1): then no local
+     * cache can hold an older one (entries are never removed from the hash, a miss is not cached, and
+     * a cache that lost its connection is emptied on resubscription), so the broadcast is skipped.
+     * That is every PID of an ADD batch whose id is new: 10,000 invalidations fewer for 10,000 PIDs.
+     */
+    static boolean firstEntry(String value) {
+        return value != null && value.endsWith("|1") && value.indexOf('|') == value.length() - 2;
     }
 }

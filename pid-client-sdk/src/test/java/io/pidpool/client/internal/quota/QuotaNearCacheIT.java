@@ -84,6 +84,13 @@ class QuotaNearCacheIT {
                 .until(() -> client.ledger().nearCache().clearlyNotEnough("p", month, 1));
     }
 
+    /** Calls of {@code command} the server has run so far (those run by scripts included). */
+    private static long commandCalls(String command) {
+        String info = RedisProcess.command(redis.port(), "INFO", "commandstats");
+        Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(info == null ? "" : info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
     /** EVALSHA calls the server has run so far. */
     private static long scriptCalls() {
         String info = RedisProcess.command(redis.port(), "INFO", "commandstats");
@@ -144,7 +151,10 @@ class QuotaNearCacheIT {
         for (int i = 0; i < 1_200; i++) { // three pipelined rounds, every shard
             limits.put("q" + i, (long) i);
         }
+        long publishes = commandCalls("publish");
         leader().ledger().setLimits(limits, new io.pidpool.core.model.Epoch(7));
+        // p had an entry, so its change is broadcast; the 1,200 new PIDs had none, so theirs are not
+        assertThat(commandCalls("publish") - publishes).isBetween(1L, 10L);
 
         await("the raised limit of p reaches the client")
                 .atMost(Duration.ofSeconds(5))
