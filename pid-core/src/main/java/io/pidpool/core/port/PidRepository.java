@@ -6,6 +6,7 @@ import io.pidpool.core.model.PidRecord;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -54,6 +55,16 @@ public interface PidRepository {
 
     /** The accounts among {@code ids} that exist, ordered by id. */
     List<PidRecord> findAll(Collection<String> ids);
+
+    /**
+     * The module of each account among {@code ids} that exists: what a check of a batch needs, without
+     * reading secrets and attributes (a batch may name 10,000 PIDs).
+     */
+    default Map<String, ModuleKey> modulesOf(Collection<String> ids) {
+        Map<String, ModuleKey> modules = new java.util.HashMap<>();
+        findAll(ids).forEach(p -> modules.put(p.id(), p.module()));
+        return modules;
+    }
 
     /** The accounts of one module, ordered by id. */
     List<PidRecord> findByModule(ModuleKey module);

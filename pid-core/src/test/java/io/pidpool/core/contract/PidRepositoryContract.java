@@ -130,6 +130,15 @@ public abstract class PidRepositoryContract extends RepositoryContract {
     }
 
     @Test
+    void modulesOfNamesTheModuleOfEachExistingPid() {
+        pids().insertAll(List.of(pid("u1", FIN), pid("U1", OPS), pid("u2", FIN)));
+
+        assertThat(pids().modulesOf(List.of("u1", "U1", "u9"))).isEqualTo(Map.of("u1", FIN, "U1", OPS));
+        assertThat(pids().modulesOf(List.of())).isEmpty();
+        expectError(ErrorCode.INVALID_ARGUMENT, "pid.id", () -> pids().modulesOf(List.of("bad id")));
+    }
+
+    @Test
     void updateReplacesModuleQuotasStatusSecretAndAttributes() {
         pids().insert(pid("u1", FIN));
         var changed = new PidRecord("u1", OPS, 7, 3, PidAvailability.DISABLED, secret("rotated"), Map.of());

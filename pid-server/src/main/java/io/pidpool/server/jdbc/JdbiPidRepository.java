@@ -151,6 +151,29 @@ final class JdbiPidRepository implements PidRepository {
     }
 
     @Override
+    public Map<String, ModuleKey> modulesOf(Collection<String> ids) {
+        var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
+        wanted.forEach(id -> Names.requirePidId(id, "pid.id"));
+        Map<String, ModuleKey> modules = new HashMap<>();
+        if (wanted.isEmpty()) {
+            return modules;
+        }
+        session.snapshot(h -> {
+            for (List<String> chunk : Rows.chunks(wanted)) {
+                Rows.bindAll(
+                                h.createQuery("SELECT pid_id, module_key FROM pool_pid WHERE pid_id IN ("
+                                        + Rows.params("p", chunk.size()) + ")"),
+                                "p",
+                                chunk)
+                        .map((rs, ctx) -> modules.put(rs.getString(1), ModuleKey.parse(rs.getString(2))))
+                        .list();
+            }
+            return null;
+        });
+        return modules;
+    }
+
+    @Override
     public List<PidRecord> findAll(Collection<String> ids) {
         var wanted = new TreeSet<String>(Preconditions.requireNonNull(ids, "pids"));
         wanted.forEach(id -> Names.requirePidId(id, "pid.id"));

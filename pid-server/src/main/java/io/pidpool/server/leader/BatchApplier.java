@@ -134,7 +134,7 @@ final class BatchApplier {
 
     private String apply(Operation<SealedSecret> op, List<DbChange> changes) {
         if (op instanceof Operation.Add<SealedSecret> add) {
-            Map<String, PidRecord> existing = existing(add.pidIds());
+            Map<String, ModuleKey> existing = repos.pids().modulesOf(add.pidIds());
             if (!existing.isEmpty()) {
                 throw PidPoolException.conflict("pids", "already exist: %s", new TreeSet<>(existing.keySet()));
             }

@@ -59,7 +59,7 @@ public final class BatchValidator {
         Set<String> named = new HashSet<>();
         operations.forEach(op -> named.addAll(op.pidIds()));
         Projection state = new Projection(named);
-        repos.pids().findAll(named).forEach(p -> state.where.put(p.id(), p.module()));
+        state.where.putAll(repos.pids().modulesOf(named));
         for (BatchRecord pending : repos.operations().findUnfinished(PENDING_LOOKAHEAD)) {
             pending.operations().forEach(state::replay);
         }
