@@ -5,6 +5,7 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidRecord;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,7 +62,7 @@ public interface PidRepository {
      * reading secrets and attributes (a batch may name 10,000 PIDs).
      */
     default Map<String, ModuleKey> modulesOf(Collection<String> ids) {
-        Map<String, ModuleKey> modules = new java.util.HashMap<>();
+        Map<String, ModuleKey> modules = new HashMap<>();
         findAll(ids).forEach(p -> modules.put(p.id(), p.module()));
         return modules;
     }

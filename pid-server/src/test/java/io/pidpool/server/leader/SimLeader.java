@@ -512,7 +512,7 @@ public final class SimLeader {
                 if (!serving()) {
                     return;
                 }
-                Optional<BatchApplier.Applied> applied = batches.apply(batch.id(), token().epoch());
+                Optional<BatchApplier.Applied> applied = batches.apply(batch, token().epoch());
                 if (applied.isEmpty()) {
                     continue;
                 }

@@ -1,10 +1,12 @@
 package io.pidpool.client.internal.quota;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.redisson.api.RLocalCachedMap;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.LocalCachedMapOptions;
+import org.redisson.api.options.LocalCachedMapOptions.ReconnectionStrategy;
 
 /**
  * The local caches of the quota shards' PID hashes, one per Redisson client and map options in this
@@ -18,7 +20,7 @@ import org.redisson.api.options.LocalCachedMapOptions;
  */
 final class SharedLocalMaps {
     /** Redisson clients compare by identity; the options by what they configure. */
-    private record Key(RedissonClient redisson, String name, Object ttl, Object reconnection) {}
+    private record Key(RedissonClient redisson, String name, Duration ttl, ReconnectionStrategy reconnection) {}
 
     private static final class Entry {
         final RLocalCachedMap<String, String> map;
@@ -37,8 +39,8 @@ final class SharedLocalMaps {
     static RLocalCachedMap<String, String> acquire(
             RedissonClient redisson,
             String name,
-            Object ttl,
-            Object reconnection,
+            Duration ttl,
+            ReconnectionStrategy reconnection,
             LocalCachedMapOptions<String, String> options) {
         Key key = new Key(redisson, name, ttl, reconnection);
         synchronized (MAPS) {
@@ -49,7 +51,7 @@ final class SharedLocalMaps {
     }
 
     /** One user less; the last one destroys the local map (not the data in Redis). */
-    static void release(RedissonClient redisson, String name, Object ttl, Object reconnection) {
+    static void release(RedissonClient redisson, String name, Duration ttl, ReconnectionStrategy reconnection) {
         Key key = new Key(redisson, name, ttl, reconnection);
         RLocalCachedMap<String, String> destroy = null;
         synchronized (MAPS) {

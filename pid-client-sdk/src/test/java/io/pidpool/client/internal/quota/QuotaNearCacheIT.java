@@ -93,9 +93,7 @@ class QuotaNearCacheIT {
 
     /** EVALSHA calls the server has run so far. */
     private static long scriptCalls() {
-        String info = RedisProcess.command(redis.port(), "INFO", "commandstats");
-        Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(info == null ? "" : info);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
+        return commandCalls("evalsha");
     }
 
     /** What the reset script does, without the broadcast: a reset whose invalidation got lost. */
