@@ -96,7 +96,7 @@ class QuickstartExampleIT {
                 .contains("logout demo-1")
                 .endsWith("done\n");
         // logs reached the binding (the SDK logs through SLF4J only)
-        assertThat(example.stderr()).contains("DefaultPidClient - Registered", "ListenerInvoker - PID demo-1 assigned");
+        assertThat(example.stderr()).contains("DefaultPidClient - Registered", "OutcomeQueue - Assigned 1 PID: demo-1");
 
         // close() left: the cluster sees no live instance of the module any more
         JsonNode module = get(http, token, "/api/v1/modules/demo%23orders%23sender");

@@ -217,9 +217,19 @@ public final class DefaultPidClient implements PidClient {
         this.callbacks = ListenerDispatch.forClient(
                 settings.callbackExecutor(),
                 "pidclient-" + n,
-                this::deadlineTimer,
+                new ListenerDispatch.Timer() {
+                    @Override
+                    public Runnable schedule(Runnable task, long delayNanos) {
+                        return deadlineTimer(task, delayNanos);
+                    }
+
+                    @Override
+                    public long now() {
+                        return System.nanoTime(); // the clock of the executor deadlineTimer schedules on
+                    }
+                },
                 settings.callbackDeadline().toNanos(),
-                (pid, outcome) -> post(() -> apply(tracker.onCallbackDone(pid, outcome))));
+                new OutcomeQueue(this::post, (pid, outcome) -> apply(tracker.onCallbackDone(pid, outcome))));
         this.invoker = new ListenerInvoker(settings.listener(), settings.secretOpener(), settings.observer());
         this.pidNodes = new CuratorPidNodes(curator, settings.layout().namespace());
         this.registrar = new CuratorRegistrar(curator, settings.layout().namespace());

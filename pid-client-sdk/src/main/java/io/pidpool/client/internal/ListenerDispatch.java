@@ -1,6 +1,9 @@
 package io.pidpool.client.internal;
 
 import io.pidpool.core.error.Preconditions;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -61,9 +64,13 @@ final class ListenerDispatch {
         void done(String pid, Outcome outcome);
     }
 
-    /** Runs a task once after a delay; the returned action cancels it (no-op once it ran). */
+    /** Runs a task once after a delay, on the timer's own clock. */
     interface Timer {
+        /** Runs {@code task} once after {@code delayNanos}; the returned action cancels it (no-op once it ran). */
         Runnable schedule(Runnable task, long delayNanos);
+
+        /** The timer's clock, in nanoseconds (virtual in a simulation). */
+        long now();
     }
 
     private final Executor calls;
@@ -73,6 +80,15 @@ final class ListenerDispatch {
     private final Results results;
     /** Executors this object created and shuts down in {@link #shutdown()}. */
     private final ExecutorService[] owned;
+    /**
+     * The calls that started, oldest first, each until the deadline timer passes it: every call has
+     * the same D and its deadline is taken under this queue's lock, so the queue is in deadline order
+     * and one timer, set for the head, serves them all (a hand-out of 50 PIDs arms the timer once,
+     * not 50 times). A call that returned is disarmed and dropped when the timer reaches it.
+     */
+    private final ArrayDeque<Call> started = new ArrayDeque<>();
+    /** Whether the deadline timer is set; guarded by {@link #started}. */
+    private boolean timerSet;
 
     /**
      * @param calls runs {@code onAssigned} and {@code onUpdated}
@@ -190,6 +206,39 @@ final class ListenerDispatch {
         return true;
     }
 
+    /** Starts the deadline of {@code call}: D from now, on the timer that serves every started call. */
+    private void arm(Call call) {
+        synchronized (started) {
+            call.started = timer.now();
+            call.deadline = call.started + deadlineNanos;
+            started.addLast(call);
+            if (!timerSet) {
+                timerSet = true;
+                timer.schedule(this::deadlinesPassed, deadlineNanos);
+            }
+        }
+    }
+
+    /** The timer's thread: abandons the calls whose deadline passed, and sets the timer for the next. */
+    private void deadlinesPassed() {
+        List<Call> overrun = new ArrayList<>();
+        synchronized (started) {
+            long now = timer.now();
+            Call head;
+            while ((head = started.peekFirst()) != null && (head.disarmed || head.deadline - now <= 0)) {
+                started.pollFirst();
+                if (!head.disarmed) {
+                    overrun.add(head);
+                }
+            }
+            timerSet = head != null;
+            if (timerSet) {
+                timer.schedule(this::deadlinesPassed, head.deadline - now);
+            }
+        }
+        overrun.forEach(Call::overrun);
+    }
+
     /** One {@code onAssigned}/{@code onUpdated} on the call lane, with its deadline. */
     final class Call implements Runnable {
         private final String pid;
@@ -200,7 +249,12 @@ final class ListenerDispatch {
         /** The thread running the body; guarded by {@code this}. */
         private Thread runner;
 
+        /** When the call started and when its deadline passes, on the timer's clock; set by {@link #arm}. */
         private long started;
+
+        private long deadline;
+        /** The body returned (or the call settled otherwise): the deadline no longer applies. */
+        private volatile boolean disarmed;
 
         Call(String pid, Supplier<Outcome> body, Supplier<Outcome> overrun) {
             this.pid = pid;
@@ -233,11 +287,11 @@ final class ListenerDispatch {
          * action that cancels the deadline.
          */
         Runnable begin(Thread thread) {
-            started = System.nanoTime();
             synchronized (this) {
                 runner = thread;
             }
-            return timer.schedule(this::overrun, deadlineNanos);
+            arm(this);
+            return () -> disarmed = true;
         }
 
         Outcome body() {
@@ -258,7 +312,7 @@ final class ListenerDispatch {
                 log.warn(
                         "PID {}: the abandoned callback returned after {} ms (deadline {} ms); its outcome {} is ignored",
                         pid,
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                        TimeUnit.NANOSECONDS.toMillis(timer.now() - started),
                         TimeUnit.NANOSECONDS.toMillis(deadlineNanos),
                         outcome);
             }

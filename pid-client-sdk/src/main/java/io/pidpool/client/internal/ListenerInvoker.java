@@ -51,7 +51,7 @@ final class ListenerInvoker {
         try {
             listener.onAssigned(account);
             observe(ClientObserver.Callback.ON_ASSIGNED, true, start);
-            log.info("PID {} assigned", node.pidId());
+            log.debug("PID {} assigned", node.pidId()); // at INFO once per burst (OutcomeQueue)
             return new Outcome.Assigned(account);
         } catch (Throwable t) {
             observe(ClientObserver.Callback.ON_ASSIGNED, false, start);
@@ -72,7 +72,7 @@ final class ListenerInvoker {
         try {
             listener.onUpdated(before, after);
             observe(ClientObserver.Callback.ON_UPDATED, true, start);
-            log.info("PID {} updated", node.pidId());
+            log.debug("PID {} updated", node.pidId());
             return new Outcome.Updated(after);
         } catch (Throwable t) {
             observe(ClientObserver.Callback.ON_UPDATED, false, start);
@@ -91,8 +91,8 @@ final class ListenerInvoker {
         try {
             listener.onRevoked(account);
             observe(ClientObserver.Callback.ON_REVOKED, true, start);
-            log.info("PID {} revoked: {}", account.id(), why);
-            return new Outcome.Revoked();
+            log.debug("PID {} revoked: {}", account.id(), why);
+            return new Outcome.Revoked(why);
         } catch (Throwable t) {
             observe(ClientObserver.Callback.ON_REVOKED, false, start);
             log.error(

@@ -10,8 +10,12 @@ sealed interface Outcome {
     /** {@code onUpdated} returned: the PID is still held, now with this account. */
     record Updated(PidAccount after) implements Outcome {}
 
-    /** {@code onRevoked} returned: the PID is no longer held. */
-    record Revoked() implements Outcome {}
+    /** {@code onRevoked} returned: the PID is no longer held; {@code why} it was revoked, for the log. */
+    record Revoked(String why) implements Outcome {
+        Revoked() {
+            this("");
+        }
+    }
 
     /**
      * {@code onRevoked} threw: the PID is no longer used, but the logout may have failed, so the client

@@ -38,6 +38,11 @@ class CallbackDeadlineTest {
             return () -> tasks.remove(t);
         }
 
+        @Override
+        public long now() {
+            return now;
+        }
+
         void advance(long nanos) {
             now += nanos;
             for (Task t : List.copyOf(tasks)) {
@@ -97,6 +102,43 @@ class CallbackDeadlineTest {
         timer.advance(2 * D);
         assertThat(results).containsExactly("p1=" + new Outcome.Assigned(account("p1")));
         assertThat(timer.tasks).isEmpty();
+    }
+
+    @Test
+    void oneTimerServesEveryStartedCallAndEachOverrunsAtItsOwnDeadline() {
+        for (String pid : List.of("p1", "p2", "p3")) {
+            dispatch.call(pid, () -> new Outcome.Assigned(account(pid)), () -> overran(pid));
+        }
+        // started as a simulation starts them (the body's time passes outside any thread)
+        var p1 = (ListenerDispatch.Call) calls.queued.poll();
+        var p2 = (ListenerDispatch.Call) calls.queued.poll();
+        var p3 = (ListenerDispatch.Call) calls.queued.poll();
+        Runnable p1Returned = p1.begin(null);
+        timer.advance(D / 2);
+        p2.begin(null);
+        timer.advance(D / 4);
+        Runnable p3Returned = p3.begin(null);
+        assertThat(timer.tasks).as("one timer for three running calls").hasSize(1);
+
+        p1Returned.run(); // p1 returns in time: its deadline passes without effect
+        p1.settle(new Outcome.Assigned(account("p1")));
+        timer.advance(3 * D / 4 - 1); // past p1's deadline, 1 ns before p2's
+        assertThat(p2.reported()).isFalse();
+        assertThat(results).containsExactly("p1=" + new Outcome.Assigned(account("p1")));
+        assertThat(timer.tasks).hasSize(1);
+
+        timer.advance(1); // D after p2 started
+        assertThat(results).containsExactly("p1=" + new Outcome.Assigned(account("p1")), "p2=" + overran("p2"));
+
+        p3Returned.run();
+        p3.settle(new Outcome.Assigned(account("p3")));
+        timer.advance(D);
+        assertThat(results).hasSize(3).endsWith("p3=" + new Outcome.Assigned(account("p3")));
+        assertThat(timer.tasks).as("nothing left to time").isEmpty();
+    }
+
+    private static Outcome overran(String pid) {
+        return new Outcome.Overran(account(pid), "onAssigned did not return in time");
     }
 
     @Test

@@ -35,7 +35,17 @@ class ListenerDispatchTest {
     }
 
     /** Deadlines that never fire: these tests are about the lanes. */
-    static final ListenerDispatch.Timer NO_TIMER = (task, delay) -> () -> {};
+    static final ListenerDispatch.Timer NO_TIMER = new ListenerDispatch.Timer() {
+        @Override
+        public Runnable schedule(Runnable task, long delayNanos) {
+            return () -> {};
+        }
+
+        @Override
+        public long now() {
+            return System.nanoTime();
+        }
+    };
 
     static final long D = TimeUnit.SECONDS.toNanos(5);
 

@@ -168,12 +168,22 @@ public final class SimClient {
         this.callbacks = new ListenerDispatch(
                 callLane,
                 revocationLane,
-                (task, delay) -> {
-                    SimScheduler.Event h = sched.after(delay, proc, name + " callback deadline", task);
-                    return h::cancel;
+                new ListenerDispatch.Timer() {
+                    @Override
+                    public Runnable schedule(Runnable task, long delay) {
+                        SimScheduler.Event h = sched.after(delay, proc, name + " callback deadline", task);
+                        return h::cancel;
+                    }
+
+                    @Override
+                    public long now() {
+                        return sched.now();
+                    }
                 },
                 callbackDeadlineNanos,
-                (pid, outcome) -> post("callback done " + pid, () -> apply(tracker.onCallbackDone(pid, outcome))));
+                new OutcomeQueue(
+                        task -> post("callback outcomes", task),
+                        (pid, outcome) -> apply(tracker.onCallbackDone(pid, outcome))));
         this.zk = zooKeeper.client(name, proc, requestedTimeout);
         this.invoker = new ListenerInvoker(new PlatformListener(), (keyId, ciphertext) -> "pw");
         this.nodes = new SimPidNodes(zk);
