@@ -84,6 +84,21 @@ final class Chromium implements AutoCloseable {
                 .isDisplayed());
     }
 
+    /**
+     * Clicks element {@code id} once it can take the click (displayed and enabled): a panel that is
+     * still being laid out answers a click with "element not interactable".
+     */
+    void click(String id) {
+        await(id + " clicked").atMost(WAIT).ignoreExceptions().until(() -> {
+            WebElement element = driver.findElement(By.id(id));
+            if (!element.isDisplayed() || !element.isEnabled()) {
+                return false;
+            }
+            element.click();
+            return true;
+        });
+    }
+
     /** The visible part of the page, saved as {@code out/name}. */
     void screenshot(String name) throws IOException {
         Path png = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE).toPath();

@@ -415,7 +415,7 @@ class ConsoleBrowserIT {
         browser.manage().window().setSize(new org.openqa.selenium.Dimension(1440, (int) Math.min(4000, height + 200)));
         // one more refresh so the picture shows the state after the resize settled
         String before = browser.findElement(By.tagName("body")).getAttribute("data-refreshed");
-        browser.findElement(By.id("refresh")).click();
+        chromium.click("refresh");
         await("refreshed").atMost(WAIT).ignoreExceptions().until(() -> !browser.findElement(By.tagName("body"))
                 .getAttribute("data-refreshed")
                 .equals(before));

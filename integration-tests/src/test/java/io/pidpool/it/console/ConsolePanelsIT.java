@@ -138,7 +138,7 @@ class ConsolePanelsIT {
                                 "\"resolvedAt\":null",
                                 "\"resolvedAt\":null,\"acknowledgedBy\":\"bob\","
                                         + "\"acknowledgedAt\":\"2026-11-21T10:05:00Z\""));
-        browser.findElement(By.id("refresh")).click();
+        chromium.click("refresh");
         await("acknowledged shown").atMost(Chromium.WAIT).ignoreExceptions().until(() -> browser.findElement(
                         By.cssSelector("#alerts-body .acked"))
                 .getText()
@@ -161,7 +161,7 @@ class ConsolePanelsIT {
         answers.put(
                 "GET /api/v1/alerts",
                 answers.get("GET /api/v1/alerts").replace(",\"acknowledgedBy\":\"bob\"", ",\"acknowledgedBy\":null"));
-        browser.findElement(By.id("refresh")).click();
+        chromium.click("refresh");
         await("viewer sees no forms").atMost(Chromium.WAIT).ignoreExceptions().until(() -> !browser.findElement(
                         By.id("operations"))
                 .isDisplayed());
@@ -182,7 +182,7 @@ class ConsolePanelsIT {
         statuses.remove("GET /api/v1/audit");
         answers.put("GET /api/v1/audit?limit=25", auditPage(2000, 25, "\"1976\""));
         answers.put("GET /api/v1/audit?limit=25&before=1976", auditPage(1975, 3, "null"));
-        browser.findElement(By.id("refresh")).click();
+        chromium.click("refresh");
         await("audit page 1")
                 .atMost(Chromium.WAIT)
                 .ignoreExceptions()
@@ -228,7 +228,7 @@ class ConsolePanelsIT {
 
         // the token is revoked: the next refresh signs out and says why
         answers.clear();
-        browser.findElement(By.id("refresh")).click();
+        chromium.click("refresh");
         chromium.waitVisible("login");
         assertThat(browser.findElement(By.id("login-error")).getText()).isEqualTo("Signed out: invalid bearer token");
         assertThat(js.executeScript("return sessionStorage.getItem('pidpool.token')"))
