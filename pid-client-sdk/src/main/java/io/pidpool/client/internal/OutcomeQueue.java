@@ -64,7 +64,13 @@ final class OutcomeQueue implements ListenerDispatch.Results {
         Map<Line, List<String>> lines = new LinkedHashMap<>();
         Done done;
         while ((done = queue.poll()) != null) {
-            apply.accept(done.pid(), done.outcome());
+            try {
+                apply.accept(done.pid(), done.outcome());
+            } catch (RuntimeException e) {
+                // as when each outcome was its own task: one that fails does not hold up the others
+                log.error("PID {}: applying the callback outcome {} failed", done.pid(), done.outcome(), e);
+                continue;
+            }
             Line line = line(done.outcome());
             if (line != null) {
                 lines.computeIfAbsent(line, k -> new ArrayList<>()).add(done.pid());

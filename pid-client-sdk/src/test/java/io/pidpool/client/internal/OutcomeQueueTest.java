@@ -86,6 +86,22 @@ class OutcomeQueueTest {
     }
 
     @Test
+    void anOutcomeThatFailsToApplyDoesNotHoldUpTheOthers() {
+        var failing = new OutcomeQueue(stateThread::add, (pid, outcome) -> {
+            if (pid.equals("p1")) {
+                throw new IllegalStateException("boom");
+            }
+            applied.add(pid);
+        });
+        failing.done("p1", assigned("p1"));
+        failing.done("p2", assigned("p2"));
+        runStateThread();
+
+        assertThat(applied).containsExactly("p2");
+        assertThat(lines()).contains("Assigned 1 PID: p2");
+    }
+
+    @Test
     void aBurstIsLoggedOncePerKindAndReason() {
         queue.done("p1", assigned("p1"));
         queue.done("p2", assigned("p2"));
