@@ -102,7 +102,8 @@ public final class ClusterMember implements AutoCloseable {
                                 .sessionTimeoutMs((int) b.sessionTimeout.toMillis())
                                 .connectionTimeoutMs((int) b.connectionTimeout.toMillis())
                                 .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 20))
-                                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy()),
+                                .connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy())
+                                .zkClientConfig(ZkSupport.memberClientConfig()),
                         layout.namespace())
                 .build();
         this.serial = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -9,10 +9,29 @@ import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /** Small bridges between Curator and the raw ZooKeeper handle the fenced writer and the scanner use. */
 public final class ZkSupport {
     private ZkSupport() {}
+
+    /** ZooKeeper's socket on Netty ({@link #memberClientConfig}), unless the JVM names another. */
+    static final String NETTY_SOCKET = "org.apache.zookeeper.ClientCnxnSocketNetty";
+
+    /**
+     * The ZooKeeper client settings of a cluster member's session: the system properties as ZooKeeper
+     * reads them, with the connection on Netty unless {@code zookeeper.clientCnxnSocket} names a
+     * socket. The member's one session receives a notification for every acknowledgement of every
+     * client (two per PID handed out); ZooKeeper's default NIO socket pays a selector wake-up and two
+     * reads for each, Netty reads what arrived together at once (docs/benchmarks.md §4).
+     */
+    public static ZKClientConfig memberClientConfig() {
+        ZKClientConfig config = new ZKClientConfig();
+        if (System.getProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET) == null) {
+            config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, NETTY_SOCKET);
+        }
+        return config;
+    }
 
     /** The client's current ZooKeeper handle; {@link PidPoolException} UNAVAILABLE if there is none. */
     public static ZooKeeper zooKeeper(CuratorFramework client) {
