@@ -91,6 +91,42 @@ class SecretSealerTest {
     }
 
     @Test
+    void aThreadKeepsSealingAndOpeningAfterAFailedOpen() {
+        // each thread reuses its ciphers: a failed open must not leave them unusable
+        SecretSealer sealer = SecretSealer.builder().key("k1", k1).current("k1").build();
+        SealedSecret sealed = sealer.seal(PASSWORD);
+        byte[] bad = sealed.sealed();
+        bad[bad.length - 1] ^= 0x01;
+
+        assertTampered(sealer, new SealedSecret("k1", bad));
+
+        assertThat(sealer.open(sealed)).isEqualTo(PASSWORD);
+        assertThat(sealer.open(sealer.seal("after"))).isEqualTo("after");
+    }
+
+    @Test
+    void oneThreadAlternatingSealersAndKeysOpensEachUnderItsOwnKey() {
+        SecretSealer rotated = SecretSealer.builder()
+                .key("k1", k1)
+                .key("k2", newKey(32))
+                .current("k2")
+                .build();
+        SecretSealer other =
+                SecretSealer.builder().key("k1", newKey(16)).current("k1").build();
+        SealedSecret underK1 =
+                SecretSealer.builder().key("k1", k1).current("k1").build().seal("one");
+
+        for (int i = 0; i < 3; i++) {
+            SealedSecret underK2 = rotated.seal("two" + i);
+            SealedSecret foreign = other.seal("three" + i);
+            assertThat(rotated.open(underK1)).isEqualTo("one");
+            assertThat(rotated.open(underK2)).isEqualTo("two" + i);
+            assertThat(other.open(foreign)).isEqualTo("three" + i);
+            assertTampered(other, underK1);
+        }
+    }
+
+    @Test
     void aSecretRelabelledWithAnotherKeyIdFailsBecauseTheKeyIdIsAuthenticated() {
         // the same key under two ids: only the AAD tells them apart
         SecretSealer sealer = SecretSealer.fromConfig("a", Map.of("a", k1, "b", k1));
