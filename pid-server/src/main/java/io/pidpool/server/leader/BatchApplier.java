@@ -134,15 +134,19 @@ final class BatchApplier {
 
     private String apply(Operation<SealedSecret> op, List<DbChange> changes) {
         if (op instanceof Operation.Add<SealedSecret> add) {
-            Map<String, ModuleKey> existing = repos.pids().modulesOf(add.pidIds());
-            if (!existing.isEmpty()) {
-                throw PidPoolException.conflict("pids", "already exist: %s", new TreeSet<>(existing.keySet()));
+            if (repos.modules().find(add.module()).isEmpty()) {
+                // the module is created first, so a PID that exists must fail the operation before
+                Map<String, ModuleKey> existing = repos.pids().modulesOf(add.pidIds());
+                if (!existing.isEmpty()) {
+                    throw PidPoolException.conflict(
+                            "pid.id", "PIDs already exist: %s", String.join(", ", new TreeSet<>(existing.keySet())));
+                }
+                ensureModule(add.module(), changes);
             }
-            ensureModule(add.module(), changes);
             List<PidRecord> accounts = add.pids().stream()
                     .map(spec -> PidRecord.added(spec, add.module()))
                     .toList();
-            repos.pids().insertAll(accounts);
+            repos.pids().insertAll(accounts); // CONFLICT, having written nothing, if a PID exists
             accounts.forEach(a -> changes.add(new DbChange.PidPut(a)));
             return "added " + accounts.size();
         } else if (op instanceof Operation.Update<SealedSecret> update) {

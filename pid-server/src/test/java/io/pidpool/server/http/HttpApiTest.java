@@ -462,6 +462,7 @@ class HttpApiTest {
             assertThat(a.json().path("operations").get(0).path("module").asText())
                     .isEqualTo("fin#risk#scorer");
             assertThat(a.text()).doesNotContain(SECRET);
+            assertThat(api.batchReads).as("answered as recorded, not read back").hasValue(0);
 
             Operation.Add<String> add =
                     (Operation.Add<String>) api.submitted.get(0).operations().get(0);

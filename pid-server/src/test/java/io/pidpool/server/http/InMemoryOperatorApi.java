@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
@@ -38,6 +39,8 @@ final class InMemoryOperatorApi implements OperatorApi {
     static final Instant NOW = Instant.parse("2026-11-21T08:00:00Z");
 
     final List<Submission> submitted = new CopyOnWriteArrayList<>();
+    /** Calls of {@link #batch}. */
+    final AtomicInteger batchReads = new AtomicInteger();
     final Map<ModuleKey, ModuleView> modules = new ConcurrentSkipListMap<>();
     final List<PidView> pids = new CopyOnWriteArrayList<>();
     /** Attributes by PID id, for {@link #pid}. */
@@ -92,17 +95,19 @@ final class InMemoryOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
+    public BatchRecord submit(List<Operation<String>> operations, String requestedBy) {
         maybeFail();
         OperationBatch batch = OperationBatch.pending(new BatchId(ids.incrementAndGet()), operations, requestedBy, NOW);
-        batches.put(batch.id(), BatchRecord.pending(batch, SEALER::seal));
+        BatchRecord recorded = BatchRecord.pending(batch, SEALER::seal);
+        batches.put(batch.id(), recorded);
         submitted.add(new Submission(operations, requestedBy));
-        return batch.id();
+        return recorded;
     }
 
     @Override
     public Optional<BatchRecord> batch(BatchId id) {
         maybeFail();
+        batchReads.incrementAndGet();
         return Optional.ofNullable(batches.get(id));
     }
 
