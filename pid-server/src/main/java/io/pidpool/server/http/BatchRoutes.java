@@ -100,19 +100,14 @@ final class BatchRoutes implements ApiRoutes {
             Context ctx, List<Operation<String>> ops, WaitSpec wait, IdempotencyKey key, String fingerprint) {
         Principal principal = Routes.principal(ctx);
         // the batch-wide rules (OperationBatch) are checked by the submit, before anything is recorded
-        BatchId id =
+        BatchRecord recorded =
                 key == null ? api.submit(ops, principal.name()) : api.submit(ops, principal.name(), key, fingerprint);
+        BatchId id = recorded.id();
         ctx.header("Location", "/api/v1/batches/" + id);
-        if (wait.waiting()) {
+        if (wait.waiting() && !recorded.status().isFinal()) {
             ctx.future(() -> api.await(id, wait.timeout()).thenAccept(batch -> answerBatch(ctx, batch)));
         } else {
-            answerBatch(
-                    ctx,
-                    api.batch(id)
-                            .orElseThrow(() -> PidPoolException.unavailable(
-                                    "batch " + id + " was accepted but cannot be read back yet; GET /api/v1/batches/"
-                                            + id,
-                                    null)));
+            answerBatch(ctx, recorded); // as recorded: the leader may be applying it already
         }
     }
 

@@ -34,19 +34,20 @@ public interface OperatorApi {
     Optional<ModuleView> module(ModuleKey module);
 
     /**
-     * Records an operator batch (any server may accept one; the leader applies it) and returns its
-     * id once it is stored. Validates the whole batch first: a rejected batch changes nothing.
+     * Records an operator batch (any server may accept one; the leader applies it) and returns it as
+     * recorded (PENDING) once it is stored. Validates the whole batch first: a rejected batch changes
+     * nothing.
      *
      * @param requestedBy who asked (the token's name), for the audit trail
      */
-    BatchId submit(List<Operation<String>> operations, String requestedBy);
+    BatchRecord submit(List<Operation<String>> operations, String requestedBy);
 
     /**
      * {@link #submit(List, String)} under the principal's idempotency key: the same key with the same
-     * {@code fingerprint} answers the batch the key made first (nothing new is recorded), another
-     * fingerprint is {@code CONFLICT} on {@code Idempotency-Key} (docs/http-api.md).
+     * {@code fingerprint} answers the batch the key made first, as it is stored now (nothing new is
+     * recorded), another fingerprint is {@code CONFLICT} on {@code Idempotency-Key} (docs/http-api.md).
      */
-    default BatchId submit(
+    default BatchRecord submit(
             List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
         throw io.pidpool.core.error.PidPoolException.illegalState("idempotency keys are not supported here");
     }

@@ -112,6 +112,21 @@ public final class BatchService {
             Consumer<List<Operation<String>>> check,
             IdempotencyKey key,
             String fingerprint) {
+        return record(operations, requestedBy, check, key, fingerprint).id();
+    }
+
+    /**
+     * {@link #submit(List, String, Consumer, IdempotencyKey, String)}, answering the batch itself: a
+     * new batch as it was recorded (PENDING; it is not read back, so answering a batch of 10,000
+     * PIDs costs no second pass over its rows), or for a retry under a key the earlier batch as it
+     * is stored now.
+     */
+    public BatchRecord record(
+            List<Operation<String>> operations,
+            String requestedBy,
+            Consumer<List<Operation<String>>> check,
+            IdempotencyKey key,
+            String fingerprint) {
         requireNonNull(operations, "operations");
         requireNonNull(check, "check");
         requireArgument(requestedBy != null && !requestedBy.isBlank(), "requestedBy", "requestedBy is required");
@@ -121,7 +136,7 @@ public final class BatchService {
         if (key != null) {
             Optional<BatchId> earlier = earlier(requestedBy, key, fingerprint);
             if (earlier.isPresent()) {
-                return earlier.get(); // a retry: the batch is recorded, and the leader knows of it
+                return stored(earlier.get()); // a retry: the batch is recorded, and the leader knows of it
             }
         }
         BatchRecord record = BatchRecord.pending(batch, sealer);
@@ -141,7 +156,7 @@ public final class BatchService {
         } catch (PidPoolException e) {
             if (key != null && e.code() == ErrorCode.CONFLICT && IdempotencyKey.FIELD.equals(e.field())) {
                 // a concurrent request with the same key committed first: answer with its batch
-                return earlier(requestedBy, key, fingerprint).orElseThrow(() -> e);
+                return stored(earlier(requestedBy, key, fingerprint).orElseThrow(() -> e));
             }
             throw e;
         }
@@ -151,7 +166,13 @@ public final class BatchService {
             // the leader polls the table as well: the batch is safe, only slower
             log.warn("batch {} recorded, but /notify could not be raised: {}", id, e.getMessage());
         }
-        return id;
+        return record;
+    }
+
+    /** A batch known to be recorded (batches are never deleted while their key is kept). */
+    private BatchRecord stored(BatchId id) {
+        return get(id).orElseThrow(() -> PidPoolException.unavailable(
+                "batch " + id + " was recorded but cannot be read back yet; GET /api/v1/batches/" + id, null));
     }
 
     /** The batch {@code requestedBy} made with {@code key}, if the request is the same; else CONFLICT. */

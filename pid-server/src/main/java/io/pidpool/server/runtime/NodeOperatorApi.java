@@ -87,14 +87,14 @@ final class NodeOperatorApi implements OperatorApi {
     }
 
     @Override
-    public BatchId submit(List<Operation<String>> operations, String requestedBy) {
-        return node.batches().submit(operations, requestedBy, validator::check);
+    public BatchRecord submit(List<Operation<String>> operations, String requestedBy) {
+        return node.batches().record(operations, requestedBy, validator::check, null, null);
     }
 
     @Override
-    public BatchId submit(
+    public BatchRecord submit(
             List<Operation<String>> operations, String requestedBy, IdempotencyKey key, String fingerprint) {
-        return node.batches().submit(operations, requestedBy, validator::check, key, fingerprint);
+        return node.batches().record(operations, requestedBy, validator::check, key, fingerprint);
     }
 
     @Override

@@ -21,8 +21,9 @@ public final class SecretRotationRoutes {
     private SecretRotationRoutes() {}
 
     public static void register(HttpApi http, SecretSealer sealer, Repositories repositories, OperatorApi api) {
-        SecretRotation rotation =
-                new SecretRotation(sealer, repositories.pids(), repositories.operations(), api::submit);
+        SecretRotation rotation = new SecretRotation(
+                sealer, repositories.pids(), repositories.operations(), (ops, by) -> api.submit(ops, by)
+                        .id());
         http.adminRoute(HandlerType.GET, STATUS, who -> rotation.status());
         http.adminRoute(HandlerType.POST, RESEAL, rotation::reseal);
     }

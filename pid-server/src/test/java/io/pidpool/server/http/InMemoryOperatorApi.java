@@ -41,6 +41,7 @@ final class InMemoryOperatorApi implements OperatorApi {
     final List<Submission> submitted = new CopyOnWriteArrayList<>();
     /** Calls of {@link #batch}. */
     final AtomicInteger batchReads = new AtomicInteger();
+
     final Map<ModuleKey, ModuleView> modules = new ConcurrentSkipListMap<>();
     final List<PidView> pids = new CopyOnWriteArrayList<>();
     /** Attributes by PID id, for {@link #pid}. */
