@@ -89,7 +89,7 @@ final class BatchIntake {
                         applied.get().batch().results());
                 notifyDealed(batch.id());
             }
-            term.requestPass();
+            term.requestPassNow();
         }
         if (unfinished.size() == BATCHES_PER_ROUND) {
             ctx.serial().execute(() -> term.guarded(this::poll));

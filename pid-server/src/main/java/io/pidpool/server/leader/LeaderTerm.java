@@ -234,6 +234,13 @@ final class LeaderTerm {
         }
     }
 
+    /** {@link #requestPass()} for an applied batch: without the debounce ({@link PassPacing#requestNow}). */
+    void requestPassNow() {
+        if (!closed) {
+            pacing.requestNow();
+        }
+    }
+
     /** Level-triggered: reload the database view if due ({@link TermLoader#reloadIfDue}), then reconcile all. */
     void reload() {
         if (!serving()) {

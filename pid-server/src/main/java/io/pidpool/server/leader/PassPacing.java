@@ -52,6 +52,11 @@ final class PassPacing {
 
     private boolean closed;
     private boolean scheduled;
+    /** The scheduled pass runs as soon as the thread is free ({@link #requestNow}). */
+    private boolean dueNow;
+    /** Names the scheduled pass; one superseded by {@link #requestNow} finds another and skips. */
+    private long ticket;
+
     private boolean fullRequested = true;
     private boolean placementRequested;
     private boolean placementTimer;
@@ -73,10 +78,34 @@ final class PassPacing {
         if (closed || scheduled) {
             return;
         }
-        scheduled = true;
         long delay = Math.max(
                 PASS_DEBOUNCE_NANOS, Math.min(lastPassCostNanos - FREE_COST_NANOS, TimeUnit.SECONDS.toNanos(1)));
-        scheduler.schedule(pass, delay);
+        schedule(delay);
+    }
+
+    /**
+     * An operator's batch was applied: reconcile as soon as the thread is free, without the debounce
+     * and the spacing. The batch is the burst, its hand-out is what the operator waits for, and
+     * batches are applied at most 16 per task, so passes asked for this way stay as rare as batches.
+     */
+    void requestNow() {
+        if (closed || (scheduled && dueNow)) {
+            return;
+        }
+        schedule(0);
+    }
+
+    private void schedule(long delay) {
+        scheduled = true;
+        dueNow = delay == 0;
+        long mine = ++ticket;
+        scheduler.schedule(
+                () -> {
+                    if (mine == ticket) {
+                        pass.run();
+                    }
+                },
+                delay);
     }
 
     /** The next pass diffs everything (the database view changed, or the view was re-read). */

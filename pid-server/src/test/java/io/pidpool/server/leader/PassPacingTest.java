@@ -34,6 +34,27 @@ class PassPacingTest {
     }
 
     @Test
+    void anAppliedBatchIsReconciledAtOnceEvenAfterAnExpensivePassAndTheDebouncedPassIsSkipped() {
+        pacing.started();
+        pacing.finished(pacing.plan(0, 1), 300 * MS, 450 * MS);
+        pacing.request(); // an event: spaced by the last pass's cost
+
+        pacing.requestNow(); // a batch was applied
+        pacing.requestNow();
+
+        assertThat(scheduled).extracting(Scheduled::delay).containsExactly(450 * MS - PassPacing.FREE_COST_NANOS, 0L);
+        scheduled.get(1).task().run();
+        pacing.started();
+        scheduled.get(0).task().run(); // superseded
+        assertThat(passes).isEqualTo(1);
+
+        pacing.requestNow(); // the next batch, after that pass began
+        assertThat(scheduled).hasSize(3);
+        scheduled.get(2).task().run();
+        assertThat(passes).isEqualTo(2);
+    }
+
+    @Test
     void anExpensivePassSpacesTheNextOneByItsCostAboveTheFreeShare() {
         pacing.started();
         PassPacing.Plan plan = pacing.plan(0, 1);
