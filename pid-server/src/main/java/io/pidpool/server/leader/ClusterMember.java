@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -221,8 +222,24 @@ public final class ClusterMember implements AutoCloseable {
         }
     }
 
-    /** A follower's (unfenced) notification: "a batch is waiting". Creates {@code /notify} if needed. */
+    /**
+     * A follower's (unfenced) notification: "a batch is waiting". Creates {@code /notify} if needed.
+     * When this member leads, its term looks for the batch at once instead of after its own
+     * notification has come back (a write and a read of {@code /notify} later).
+     */
     private void raise(NotifySignal signal) {
+        if (signal.phase() == NotifySignal.Phase.DEALING) {
+            try {
+                serial.execute(() -> {
+                    LeaderTerm term = election.term();
+                    if (term != null) {
+                        term.guarded(term::pollBatches);
+                    }
+                });
+            } catch (RejectedExecutionException closed) {
+                // shutting down: the batch waits for the next leader's poll
+            }
+        }
         try {
             try {
                 client.setData().forPath(layout.notifyNode(), signal.encode());

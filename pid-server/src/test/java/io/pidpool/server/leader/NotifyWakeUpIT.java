@@ -21,13 +21,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code /notify} is the only thing that wakes the leader and the waiters here: the batch poll runs
- * once an hour. The first batch of a term is the case that used to lose its DEALED wake-up: the
+ * {@code /notify} is the only thing that wakes the leader and the waiters here, except for a batch
+ * the leader accepted itself: the batch poll runs once an hour. The first batch of a term is the case that used to lose its DEALED wake-up: the
  * term saw no {@code /notify}, a follower created it with DEALING, and the leader's create of
  * DEALED then met NODEEXISTS.
  */
@@ -128,6 +129,25 @@ class NotifyWakeUpIT {
             // did in round 1: the create met NODEEXISTS and /notify stayed DEALING.
             await().atMost(Duration.ofSeconds(60)).until(() -> dealed(id));
         }
+    }
+
+    @Test
+    void aBatchTheLeaderAcceptsItselfIsAppliedWithoutItsNotification() throws Exception {
+        cluster.addPids(A, 1, "a", 0);
+        ClusterMember leader = start("s1");
+        assertThat(awaitLeader()).isSameAs(leader);
+        // a /notify nobody may write: the leader's own DEALING can neither be written nor come back
+        probe.create().withACL(ZooDefs.Ids.READ_ACL_UNSAFE).forPath(TestCluster.LAYOUT.notifyNode(), new byte[0]);
+
+        BatchId id = leader.batches()
+                .submit(
+                        List.of(new Operation.Add<>(A, List.of(new PidSpec<>("own", "pw", 100, 0, Map.of())))),
+                        "carol");
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        cluster.repositories.operations().find(id).orElseThrow().status() == BatchStatus.DEALED);
+        assertThat(cluster.repositories.pids().find("own")).isPresent();
     }
 
     @Test
