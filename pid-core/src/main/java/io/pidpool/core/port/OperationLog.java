@@ -7,8 +7,10 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.OperationResult;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Operator batches (the operation record table): any server appends a batch, the leader
@@ -43,6 +45,20 @@ public interface OperationLog {
 
     /** PENDING and DEALING batches, oldest (smallest id) first, at most {@code limit}. */
     List<BatchRecord> findUnfinished(int limit);
+
+    /**
+     * The effects of the unfinished batches ({@link #findUnfinished}: oldest first, at most {@code
+     * limit} batches) on the PIDs {@code pidIds}: one entry per operation, in batch and operation
+     * order, its PIDs cut down to those asked about. An implementation may read only those rows
+     * instead of every PID of every waiting batch.
+     */
+    default List<PendingEffect> pendingEffects(Set<String> pidIds, int limit) {
+        List<PendingEffect> effects = new ArrayList<>();
+        for (BatchRecord batch : findUnfinished(limit)) {
+            batch.operations().forEach(op -> effects.add(PendingEffect.of(op, pidIds)));
+        }
+        return effects;
+    }
 
     /** The newest batches (largest id first, whatever their status), at most {@code limit}. */
     List<BatchRecord> recent(int limit);

@@ -11,17 +11,20 @@ import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.OperationType;
 import io.pidpool.core.model.PidSpec;
 import io.pidpool.core.model.SealedSecret;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
+import io.pidpool.core.port.PendingEffect;
 import io.pidpool.core.port.StorageLimits;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
@@ -211,6 +214,44 @@ public abstract class OperationLogContract extends RepositoryContract {
                         org.assertj.core.groups.Tuple.tuple(40L, BatchStatus.DEALING));
         assertThat(log().findUnfinished(2)).extracting(b -> b.id().value()).containsExactly(20L, 30L);
         expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().findUnfinished(0));
+    }
+
+    @Test
+    void pendingEffectsAreTheUnfinishedOperationsWithOnlyTheAskedPids() {
+        log().append(everyKind(10)); // finished below: no effect
+        log().markDealing(new BatchId(10), E1);
+        log().finish(
+                        new BatchId(10),
+                        BatchStatus.DEALED,
+                        java.util.stream.IntStream.range(0, 6)
+                                .mapToObj(OperationResult::ok)
+                                .toList(),
+                        E1);
+        log().append(everyKind(20));
+        log().append(simple(30));
+        log().markDealing(new BatchId(30), E1);
+        log().append(BatchRecord.pending(
+                new BatchId(40), List.of(new Operation.Migrate<>(List.of("a2", "zz"), FIN)), "carol", clock.instant()));
+        Set<String> asked = Set.of("a2", "d2", "m1", "x30", "r2", "nobody");
+
+        List<PendingEffect> effects = log().pendingEffects(asked, 10);
+
+        ModuleKey hr = ModuleKey.parse("hr#pay#roll");
+        assertThat(effects)
+                .containsExactly(
+                        new PendingEffect(OperationType.ADD, FIN, List.of("a2")),
+                        new PendingEffect(OperationType.UPDATE, null, List.of()),
+                        new PendingEffect(OperationType.DELETE, null, List.of("d2")),
+                        new PendingEffect(OperationType.MIGRATE, OPS, List.of("m1")),
+                        new PendingEffect(OperationType.RESET_QUOTA, null, List.of("r2")),
+                        new PendingEffect(OperationType.SET_SERVERS, hr, List.of()),
+                        new PendingEffect(OperationType.DELETE, null, List.of("x30")),
+                        new PendingEffect(OperationType.RESET_QUOTA, null, List.of()),
+                        new PendingEffect(OperationType.MIGRATE, FIN, List.of("a2")));
+        assertThat(log().pendingEffects(asked, 2)).hasSize(8); // batches 20 and 30
+        assertThat(log().pendingEffects(Set.of(), 10))
+                .allSatisfy(e -> assertThat(e.pidIds()).isEmpty());
+        expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().pendingEffects(asked, 0));
     }
 
     @Test

@@ -6,15 +6,20 @@ import io.pidpool.core.model.BatchId;
 import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.IdempotencyKey;
+import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.OperationResult;
+import io.pidpool.core.model.OperationType;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
+import io.pidpool.core.port.PendingEffect;
 import io.pidpool.core.port.StorageLimits;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.PreparedBatch;
 
@@ -132,16 +137,89 @@ final class JdbiOperationLog implements OperationLog {
     public List<BatchRecord> findUnfinished(int limit) {
         StorageLimits.requireLimit(limit);
         return session.snapshot(h -> {
-            List<Long> ids = h.createQuery("SELECT batch_id FROM op_batch WHERE status IN ('PENDING', 'DEALING')"
-                            + " ORDER BY batch_id FETCH FIRST " + limit + " ROWS ONLY")
-                    .mapTo(Long.class)
-                    .list();
+            List<Long> ids = unfinishedIds(h, limit);
             var batches = new ArrayList<BatchRecord>();
             for (List<Long> chunk : Rows.chunks(ids)) {
                 batches.addAll(BatchRows.load(h, chunk));
             }
             return List.copyOf(batches);
         });
+    }
+
+    private static List<Long> unfinishedIds(Handle h, int limit) {
+        return h.createQuery("SELECT batch_id FROM op_batch WHERE status IN ('PENDING', 'DEALING')"
+                        + " ORDER BY batch_id FETCH FIRST " + limit + " ROWS ONLY")
+                .mapTo(Long.class)
+                .list();
+    }
+
+    /**
+     * Reads the operations of the unfinished batches and, through the PID index, only the rows of the
+     * PIDs asked about: a validator's question costs what it asks, not every row of every waiting batch.
+     */
+    @Override
+    public List<PendingEffect> pendingEffects(Set<String> pidIds, int limit) {
+        Preconditions.requireNonNull(pidIds, "pids");
+        StorageLimits.requireLimit(limit);
+        return session.snapshot(h -> {
+            List<Long> ids = unfinishedIds(h, limit);
+            if (ids.isEmpty()) {
+                return List.of();
+            }
+            // batch -> operation index -> its type and module, then the asked-about PIDs it names
+            var operations = new TreeMap<Long, TreeMap<Integer, PendingOp>>();
+            for (List<Long> chunk : Rows.chunks(ids)) {
+                Rows.bindAll(
+                                h.createQuery("SELECT batch_id, op_index, op_type, module_key FROM op_operation"
+                                        + " WHERE batch_id IN (" + Rows.params("b", chunk.size()) + ")"),
+                                "b",
+                                chunk)
+                        .map((rs, ctx) -> operations
+                                .computeIfAbsent(rs.getLong(1), b -> new TreeMap<>())
+                                .put(
+                                        rs.getInt(2),
+                                        new PendingOp(OperationType.valueOf(rs.getString(3)), rs.getString(4))))
+                        .list();
+            }
+            for (List<String> chunk : Rows.chunks(new ArrayList<>(pidIds))) {
+                Rows.bindAll(
+                                h.createQuery("SELECT p.batch_id, p.op_index, p.pid_index, p.pid_id FROM op_pid p"
+                                        + " JOIN op_batch b ON b.batch_id = p.batch_id"
+                                        + " WHERE b.status IN ('PENDING', 'DEALING') AND p.pid_id IN ("
+                                        + Rows.params("p", chunk.size()) + ")"),
+                                "p",
+                                chunk)
+                        .map((rs, ctx) -> {
+                            var ops = operations.get(rs.getLong(1));
+                            PendingOp op = ops == null ? null : ops.get(rs.getInt(2));
+                            if (op != null) { // null: a batch beyond the limit
+                                op.pids.put(rs.getInt(3), rs.getString(4));
+                            }
+                            return op;
+                        })
+                        .list();
+            }
+            var effects = new ArrayList<PendingEffect>();
+            operations.values().forEach(ops -> ops.values()
+                    .forEach(op -> effects.add(new PendingEffect(
+                            op.type,
+                            op.module == null ? null : ModuleKey.parse(op.module),
+                            List.copyOf(op.pids.values())))));
+            return effects;
+        });
+    }
+
+    /** One operation of an unfinished batch as {@link #pendingEffects} gathers it. */
+    private static final class PendingOp {
+        final OperationType type;
+        final String module;
+        /** The asked-about PIDs by their index in the operation. */
+        final TreeMap<Integer, String> pids = new TreeMap<>();
+
+        PendingOp(OperationType type, String module) {
+            this.type = type;
+            this.module = module;
+        }
     }
 
     @Override

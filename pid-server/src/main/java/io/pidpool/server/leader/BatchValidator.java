@@ -4,7 +4,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationType;
-import io.pidpool.core.port.BatchRecord;
+import io.pidpool.core.port.PendingEffect;
 import io.pidpool.core.port.Repositories;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -36,8 +36,9 @@ import java.util.function.Predicate;
  *       INVALID_ARGUMENT on {@code to}.
  * </ul>
  *
- * <p>Reads only the PIDs the batch names, the module rows it names, and the unfinished batches
- * (bounded by {@link #PENDING_LOOKAHEAD}). Stateless and thread-safe.
+ * <p>Reads only the PIDs the batch names, the module rows it names, and the operations of the
+ * unfinished batches (bounded by {@link #PENDING_LOOKAHEAD}) with only the named PIDs of each
+ * ({@link io.pidpool.core.port.OperationLog#pendingEffects}). Stateless and thread-safe.
  */
 public final class BatchValidator {
     /** The most unfinished batches replayed; more than this waiting means the leader is far behind. */
@@ -58,15 +59,14 @@ public final class BatchValidator {
     public void check(List<Operation<String>> operations) {
         Set<String> named = new HashSet<>();
         operations.forEach(op -> named.addAll(op.pidIds()));
-        Projection state = new Projection(named);
+        Projection state = new Projection();
         state.where.putAll(repos.pids().modulesOf(named));
-        for (BatchRecord pending : repos.operations().findUnfinished(PENDING_LOOKAHEAD)) {
-            pending.operations().forEach(state::replay);
-        }
+        // only the named PIDs' rows of the waiting batches: not every PID of every one of them
+        repos.operations().pendingEffects(named, PENDING_LOOKAHEAD).forEach(state::replay);
         for (int i = 0; i < operations.size(); i++) {
             Operation<String> op = operations.get(i);
             check(op, "operations[" + i + "]", state);
-            state.replay(op);
+            state.replay(PendingEffect.of(op, named));
         }
     }
 
@@ -132,26 +132,25 @@ public final class BatchValidator {
      * then; other PIDs do not matter.
      */
     private static final class Projection {
-        final Set<String> named;
         final Map<String, ModuleKey> where = new HashMap<>();
         final Set<ModuleKey> known = new HashSet<>();
 
-        Projection(Set<String> named) {
-            this.named = named;
-        }
-
         /** A recorded, unapplied operation, or one of the new batch once it was checked. */
-        void replay(Operation<?> op) {
-            if (op instanceof Operation.Add<?> add) {
-                known.add(add.module());
-                add.pidIds().stream().filter(named::contains).forEach(id -> where.put(id, add.module()));
-            } else if (op instanceof Operation.Delete<?> delete) {
-                delete.pidIds().forEach(where::remove);
-            } else if (op instanceof Operation.Migrate<?> migrate) {
-                known.add(migrate.to());
-                migrate.pidIds().stream().filter(where::containsKey).forEach(id -> where.put(id, migrate.to()));
-            } else if (op instanceof Operation.SetServers<?> set) {
-                known.add(set.module());
+        void replay(PendingEffect op) {
+            switch (op.type()) {
+                case ADD -> {
+                    known.add(op.module());
+                    op.pidIds().forEach(id -> where.put(id, op.module()));
+                }
+                case DELETE -> op.pidIds().forEach(where::remove);
+                case MIGRATE -> {
+                    known.add(op.module());
+                    op.pidIds().stream().filter(where::containsKey).forEach(id -> where.put(id, op.module()));
+                }
+                case SET_SERVERS -> known.add(op.module());
+                case UPDATE, RESET_QUOTA -> {
+                    // the PIDs stay where they are
+                }
             }
         }
     }
