@@ -29,6 +29,11 @@ public sealed interface Operation<S> {
         return List.of();
     }
 
+    /** The module this operation names: ADD's, MIGRATE's target, SET_SERVERS'; {@code null} for the others. */
+    default ModuleKey moduleNamed() {
+        return null;
+    }
+
     /** This operation with every secret passed through {@code convert} (e.g. sealed); all else stays. */
     <T> Operation<T> withSecrets(Function<? super S, ? extends T> convert);
 
@@ -47,6 +52,11 @@ public sealed interface Operation<S> {
         @Override
         public OperationType type() {
             return OperationType.ADD;
+        }
+
+        @Override
+        public ModuleKey moduleNamed() {
+            return module;
         }
 
         @Override
@@ -124,6 +134,11 @@ public sealed interface Operation<S> {
         }
 
         @Override
+        public ModuleKey moduleNamed() {
+            return to;
+        }
+
+        @Override
         public <T> Migrate<T> withSecrets(Function<? super S, ? extends T> convert) {
             return new Migrate<>(pidIds, to);
         }
@@ -166,6 +181,11 @@ public sealed interface Operation<S> {
         @Override
         public OperationType type() {
             return OperationType.SET_SERVERS;
+        }
+
+        @Override
+        public ModuleKey moduleNamed() {
+            return module;
         }
 
         @Override

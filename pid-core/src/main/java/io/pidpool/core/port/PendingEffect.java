@@ -25,19 +25,7 @@ public record PendingEffect(OperationType type, ModuleKey module, List<String> p
     public static PendingEffect of(Operation<?> op, Set<String> asked) {
         return new PendingEffect(
                 op.type(),
-                moduleOf(op),
+                op.moduleNamed(),
                 op.pidIds().stream().filter(asked::contains).toList());
-    }
-
-    /** The module an operation names: ADD's, MIGRATE's target, SET_SERVERS'; {@code null} otherwise. */
-    public static ModuleKey moduleOf(Operation<?> op) {
-        if (op instanceof Operation.Add<?> add) {
-            return add.module();
-        } else if (op instanceof Operation.Migrate<?> migrate) {
-            return migrate.to();
-        } else if (op instanceof Operation.SetServers<?> set) {
-            return set.module();
-        }
-        return null;
     }
 }

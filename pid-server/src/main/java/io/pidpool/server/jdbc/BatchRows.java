@@ -38,16 +38,11 @@ final class BatchRows {
                 + " :delay)");
         for (int i = 0; i < operations.size(); i++) {
             Operation<SealedSecret> op = operations.get(i);
-            String module = null;
+            String module = op.moduleNamed() == null ? null : op.moduleNamed().toString();
             Integer servers = null;
             Long demand = null;
             Long delay = null;
-            if (op instanceof Operation.Add<SealedSecret> add) {
-                module = add.module().toString();
-            } else if (op instanceof Operation.Migrate<SealedSecret> migrate) {
-                module = migrate.to().toString();
-            } else if (op instanceof Operation.SetServers<SealedSecret> set) {
-                module = set.module().toString();
+            if (op instanceof Operation.SetServers<SealedSecret> set) {
                 servers = set.servers();
                 demand = set.monthlyDemand();
                 delay = set.rebalanceDelay() == null

@@ -91,35 +91,22 @@ public final class BatchService {
      */
     public BatchId submit(
             List<Operation<String>> operations, String requestedBy, Consumer<List<Operation<String>>> check) {
-        return submit(operations, requestedBy, check, null, null);
+        return record(operations, requestedBy, check, null, null).id();
     }
 
     /**
-     * {@link #submit(List, String, Consumer)} under an idempotency key of {@code requestedBy}: the
-     * first request with the key records the batch and the key in one transaction; a later one (a
-     * retry, also through another server, also concurrent) gets that batch's id and records nothing,
-     * if its {@code fingerprint} is the first one's. Keys are per principal and kept as long as their
+     * {@link #submit(List, String, Consumer)}, answering the batch itself: a new batch as it was
+     * recorded (PENDING; it is not read back, so answering a batch of 10,000 PIDs costs no second
+     * pass over its rows). Under an idempotency key of {@code requestedBy} the first request with
+     * the key records the batch and the key in one transaction; a later one (a retry, also through
+     * another server, also concurrent) gets that batch as it is stored now and records nothing, if
+     * its {@code fingerprint} is the first one's. Keys are per principal and kept as long as their
      * batch (docs/http-api.md, "Idempotency keys").
      *
      * @param key {@code null}: no key (then {@code fingerprint} is ignored)
      * @param fingerprint what identifies the request (64 hex characters), e.g. a SHA-256 of it
      * @throws io.pidpool.core.error.PidPoolException as the other submit, and {@code CONFLICT} on
      *     {@code Idempotency-Key} when the principal used the key for another request (nothing stored)
-     */
-    public BatchId submit(
-            List<Operation<String>> operations,
-            String requestedBy,
-            Consumer<List<Operation<String>>> check,
-            IdempotencyKey key,
-            String fingerprint) {
-        return record(operations, requestedBy, check, key, fingerprint).id();
-    }
-
-    /**
-     * {@link #submit(List, String, Consumer, IdempotencyKey, String)}, answering the batch itself: a
-     * new batch as it was recorded (PENDING; it is not read back, so answering a batch of 10,000
-     * PIDs costs no second pass over its rows), or for a retry under a key the earlier batch as it
-     * is stored now.
      */
     public BatchRecord record(
             List<Operation<String>> operations,

@@ -246,12 +246,13 @@ class BatchServiceTest {
     void aBadBatchIsRefusedForWhatItIsEvenUnderAKeyUsedBefore() {
         BatchService batches = service(store);
         var key = new IdempotencyKey("k-1");
-        BatchId first = batches.submit(ADD, "ops", ops -> {}, key, "a".repeat(64));
+        BatchId first =
+                batches.record(ADD, "ops", ops -> {}, key, "a".repeat(64)).id();
         List<Operation<String>> twice = List.of(
                 new Operation.Add<>(FIN, List.of(new PidSpec<>("u2", "pw", 10, 0, Map.of()))),
                 new Operation.ResetQuota<>(List.of("u2")));
 
-        assertThatThrownBy(() -> batches.submit(twice, "ops", ops -> {}, key, "b".repeat(64)))
+        assertThatThrownBy(() -> batches.record(twice, "ops", ops -> {}, key, "b".repeat(64)))
                 .isInstanceOfSatisfying(PidPoolException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
                     assertThat(e.field()).isEqualTo("operations");
