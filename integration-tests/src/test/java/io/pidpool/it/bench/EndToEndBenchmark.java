@@ -35,6 +35,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
 import org.apache.curator.test.TestingCluster;
 import org.apache.zookeeper.AsyncCallback;
 import org.apache.zookeeper.CreateMode;
@@ -233,7 +236,10 @@ public final class EndToEndBenchmark {
         quiesce();
         hand.expect(size);
         long cpu0 = processCpuNanos();
+        long[] gc0 = gcCountAndMillis();
         Map<Long, Long> threadCpu0 = threadCpu();
+        HandOutEvent event = new HandOutEvent(round, size);
+        event.begin();
         long t0 = System.nanoTime();
         JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
         long answered = System.nanoTime();
@@ -241,17 +247,22 @@ public final class EndToEndBenchmark {
             throw new IllegalStateException("round " + round + ": only " + hand.assigned.get() + " of " + size
                     + " assigned after " + timeout + " (batch " + batch + ")");
         }
+        event.commit();
         long cpu = processCpuNanos() - cpu0;
-        String byThread = cpuByThreadGroup(threadCpu0);
+        String byThread = cpuByThreadGroup(threadCpu0, cpu);
+        long[] gc = gcCountAndMillis();
         long handout = hand.lastAssignedAt.get() - t0;
         System.out.printf(
                 Locale.ROOT,
-                "round %d: onAssigned first %.1f ms, half %.1f ms; CPU of this JVM %.0f ms (%.0f us per PID)%n",
+                "round %d: onAssigned first %.1f ms, half %.1f ms; CPU of this JVM %.0f ms (%.0f us per PID);"
+                        + " %d collections, %d ms%n",
                 round,
                 (hand.firstAssignedAt.get() - t0) / 1e6,
                 (hand.halfAssignedAt.get() - t0) / 1e6,
                 cpu / 1e6,
-                cpu / 1e3 / size);
+                cpu / 1e3 / size,
+                gc[0] - gc0[0],
+                gc[1] - gc0[1]);
         System.out.println("  CPU ms by thread group: " + byThread);
         api.send("POST", "/api/v1/batches?wait=true", delete(ids));
         hand.awaitNoneHeld(timeout);
@@ -277,9 +288,40 @@ public final class EndToEndBenchmark {
 
     private record Row(int round, long handoutNanos, long postNanos, long floorNanos, long naiveNanos) {}
 
+    /**
+     * A round's hand-out in a flight recording, for profiling only what the round measures: run with
+     * {@code -Dbench.jvmArgs="-XX:StartFlightRecording=filename=e2e.jfr,settings=profile"} and keep the
+     * execution samples that fall inside these events.
+     */
+    @Name("io.pidpool.bench.HandOut")
+    @Label("Hand-out round")
+    private static final class HandOutEvent extends Event {
+        @Label("Round")
+        final int round;
+
+        @Label("PIDs")
+        final int pids;
+
+        HandOutEvent(int round, int pids) {
+            this.round = round;
+            this.pids = pids;
+        }
+    }
+
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
+    }
+
+    /** Garbage collections so far and the time the collectors report for them. */
+    private static long[] gcCountAndMillis() {
+        long count = 0;
+        long millis = 0;
+        for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, gc.getCollectionCount());
+            millis += Math.max(0, gc.getCollectionTime());
+        }
+        return new long[] {count, millis};
     }
 
     private static Map<Long, Long> threadCpu() {
@@ -291,10 +333,14 @@ public final class EndToEndBenchmark {
         return cpu;
     }
 
-    /** CPU spent since {@code before}, by thread name with numbers folded, the largest first. */
-    private static String cpuByThreadGroup(Map<Long, Long> before) {
+    /**
+     * CPU spent since {@code before}, by thread name with numbers folded, the largest first; then what
+     * the process spent outside its Java threads (garbage collection, JIT compilers, the VM itself).
+     */
+    private static String cpuByThreadGroup(Map<Long, Long> before, long processCpu) {
         var mx = ManagementFactory.getThreadMXBean();
         Map<String, Long> groups = new java.util.HashMap<>();
+        long javaThreads = 0;
         for (long id : mx.getAllThreadIds()) {
             var info = mx.getThreadInfo(id);
             long now = mx.getThreadCpuTime(id);
@@ -302,14 +348,18 @@ public final class EndToEndBenchmark {
                 continue;
             }
             String name = info.getThreadName().replaceAll("\\d+", "#");
-            groups.merge(name, now - before.getOrDefault(id, 0L), Long::sum);
+            long spent = now - before.getOrDefault(id, 0L);
+            groups.merge(name, spent, Long::sum);
+            javaThreads += spent;
         }
-        return groups.entrySet().stream()
-                .filter(e -> e.getValue() >= 5_000_000)
-                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-                .limit(14)
-                .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
-                .collect(java.util.stream.Collectors.joining(", "));
+        return "Java threads " + javaThreads / 1_000_000 + ", outside them (GC, JIT, VM, exited threads) "
+                + (processCpu - javaThreads) / 1_000_000 + "; "
+                + groups.entrySet().stream()
+                        .filter(e -> e.getValue() >= 5_000_000)
+                        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                        .limit(14)
+                        .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
+                        .collect(java.util.stream.Collectors.joining(", "));
     }
 
     /**
