@@ -47,6 +47,14 @@ public interface OperationLog {
     List<BatchRecord> findUnfinished(int limit);
 
     /**
+     * The ids of {@link #findUnfinished}, in its order. An implementation may read only the ids,
+     * for a caller that has the batches in hand.
+     */
+    default List<BatchId> findUnfinishedIds(int limit) {
+        return findUnfinished(limit).stream().map(BatchRecord::id).toList();
+    }
+
+    /**
      * The effects of the unfinished batches ({@link #findUnfinished}: oldest first, at most {@code
      * limit} batches) on the PIDs {@code pidIds}: one entry per operation, in batch and operation
      * order, its PIDs cut down to those asked about. An implementation may read only those rows

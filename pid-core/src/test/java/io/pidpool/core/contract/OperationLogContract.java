@@ -214,6 +214,11 @@ public abstract class OperationLogContract extends RepositoryContract {
                         org.assertj.core.groups.Tuple.tuple(40L, BatchStatus.DEALING));
         assertThat(log().findUnfinished(2)).extracting(b -> b.id().value()).containsExactly(20L, 30L);
         expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().findUnfinished(0));
+        assertThat(log().findUnfinishedIds(10))
+                .as("the same batches, only their ids")
+                .containsExactly(new BatchId(20), new BatchId(30), new BatchId(40));
+        assertThat(log().findUnfinishedIds(2)).containsExactly(new BatchId(20), new BatchId(30));
+        expectError(ErrorCode.INVALID_ARGUMENT, "limit", () -> log().findUnfinishedIds(0));
     }
 
     @Test

@@ -146,6 +146,13 @@ final class JdbiOperationLog implements OperationLog {
         });
     }
 
+    @Override
+    public List<BatchId> findUnfinishedIds(int limit) {
+        StorageLimits.requireLimit(limit);
+        return session.snapshot(
+                h -> unfinishedIds(h, limit).stream().map(BatchId::new).toList());
+    }
+
     private static List<Long> unfinishedIds(Handle h, int limit) {
         return h.createQuery("SELECT batch_id FROM op_batch WHERE status IN ('PENDING', 'DEALING')"
                         + " ORDER BY batch_id FETCH FIRST " + limit + " ROWS ONLY")

@@ -62,12 +62,16 @@ final class BatchIntake {
     /**
      * Applies unfinished batches, oldest first (woken by {@code /notify}, and on a schedule because
      * the notification may be missed). Each is applied exactly once (see {@link BatchApplier}).
+     *
+     * @param recorded a batch this server has just recorded, or {@code null}: if it is the only one
+     *     waiting it is applied as recorded, not read back (its operations never change, and the
+     *     apply checks its status and epoch under the row lock)
      */
-    void poll() {
+    void poll(BatchRecord recorded) {
         if (!term.serving()) {
             return;
         }
-        List<BatchRecord> unfinished = ctx.repositories().operations().findUnfinished(BATCHES_PER_ROUND);
+        List<BatchRecord> unfinished = unfinished(recorded);
         for (BatchRecord batch : unfinished) {
             if (!term.serving()) {
                 return;
@@ -92,8 +96,16 @@ final class BatchIntake {
             term.requestPassNow();
         }
         if (unfinished.size() == BATCHES_PER_ROUND) {
-            ctx.serial().execute(() -> term.guarded(this::poll));
+            ctx.serial().execute(() -> term.guarded(() -> poll(null)));
         }
+    }
+
+    private List<BatchRecord> unfinished(BatchRecord recorded) {
+        var operations = ctx.repositories().operations();
+        if (recorded != null && operations.findUnfinishedIds(BATCHES_PER_ROUND).equals(List.of(recorded.id()))) {
+            return List.of(recorded);
+        }
+        return operations.findUnfinished(BATCHES_PER_ROUND);
     }
 
     /**

@@ -14,7 +14,6 @@ import io.pidpool.core.port.AuditEntry;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.protocol.NotifySignal;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,9 +33,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Operator batches as any server accepts them (the follower path, made safe): {@link #submit}
- * seals the passwords, records the batch PENDING together with its audit row, and raises
- * {@code /notify} to DEALING; the leader applies it (exactly once, see {@link BatchApplier}) and
- * answers DEALED. {@link #await} lets a request wait for the outcome: waiters on this server share one
+ * seals the passwords, records the batch PENDING together with its audit row, and hands the
+ * recorded batch to its member, which raises {@code /notify} to DEALING; the leader applies it
+ * (exactly once, see {@link BatchApplier}) and answers DEALED. {@link #await} lets a request wait for the outcome: waiters on this server share one
  * {@code /notify} watcher and one poll of the database (coalesced, as lock waiters), so
  * a thousand waiting requests cost one query per poll.
  *
@@ -50,7 +49,7 @@ public final class BatchService {
     private final Function<String, SealedSecret> sealer;
     private final LongSupplier ids;
     private final Clock clock;
-    private final Consumer<NotifySignal> notify;
+    private final Consumer<BatchRecord> recorded;
     private final ScheduledExecutorService io;
     private final Duration pollInterval;
     private final Map<BatchId, List<CompletableFuture<BatchRecord>>> waiters = new TreeMap<>();
@@ -61,14 +60,14 @@ public final class BatchService {
             Function<String, SealedSecret> sealer,
             LongSupplier ids,
             Clock clock,
-            Consumer<NotifySignal> notify,
+            Consumer<BatchRecord> recorded,
             ScheduledExecutorService io,
             Duration pollInterval) {
         this.repos = repos;
         this.sealer = sealer;
         this.ids = ids;
         this.clock = clock;
-        this.notify = notify;
+        this.recorded = recorded;
         this.io = io;
         this.pollInterval = pollInterval;
     }
@@ -148,7 +147,7 @@ public final class BatchService {
             throw e;
         }
         try {
-            notify.accept(new NotifySignal(NotifySignal.Phase.DEALING, id));
+            recorded.accept(record);
         } catch (RuntimeException e) {
             // the leader polls the table as well: the batch is safe, only slower
             log.warn("batch {} recorded, but /notify could not be raised: {}", id, e.getMessage());

@@ -7,6 +7,7 @@ import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.ModuleKey;
 import io.pidpool.core.model.PidState;
+import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.core.protocol.ZkLayout;
 import io.pidpool.server.zk.FencedWriter;
@@ -145,7 +146,7 @@ public final class ClusterMember implements AutoCloseable {
         this.election = new LeaderElection(ctx, b.beforeTerm, () -> lifecycle.get() == Lifecycle.STARTED);
         this.queries = new MemberQueries(ctx, election);
         this.batches = new BatchService(
-                b.repositories, b.sealer, b.ids, b.clock, this::raise, io, settings.batchPollInterval());
+                b.repositories, b.sealer, b.ids, b.clock, this::recorded, io, settings.batchPollInterval());
     }
 
     public static ClusterMemberBuilder builder() {
@@ -223,23 +224,26 @@ public final class ClusterMember implements AutoCloseable {
     }
 
     /**
-     * A follower's (unfenced) notification: "a batch is waiting". Creates {@code /notify} if needed.
-     * When this member leads, its term looks for the batch at once instead of after its own
-     * notification has come back (a write and a read of {@code /notify} later).
+     * This member recorded {@code batch}. When it leads, its term applies the batch at once, instead of
+     * after its own notification has come back (a write and a read of {@code /notify} later), and
+     * without reading back what it has in hand; then {@code /notify} wakes the other members.
      */
-    private void raise(NotifySignal signal) {
-        if (signal.phase() == NotifySignal.Phase.DEALING) {
-            try {
-                serial.execute(() -> {
-                    LeaderTerm term = election.term();
-                    if (term != null) {
-                        term.guarded(term::pollBatches);
-                    }
-                });
-            } catch (RejectedExecutionException closed) {
-                // shutting down: the batch waits for the next leader's poll
-            }
+    private void recorded(BatchRecord batch) {
+        try {
+            serial.execute(() -> {
+                LeaderTerm term = election.term();
+                if (term != null) {
+                    term.guarded(() -> term.pollBatches(batch));
+                }
+            });
+        } catch (RejectedExecutionException closed) {
+            // shutting down: the batch waits for the next leader's poll
         }
+        raise(new NotifySignal(NotifySignal.Phase.DEALING, batch.id()));
+    }
+
+    /** A follower's (unfenced) notification: "a batch is waiting". Creates {@code /notify} if needed. */
+    private void raise(NotifySignal signal) {
         try {
             try {
                 client.setData().forPath(layout.notifyNode(), signal.encode());

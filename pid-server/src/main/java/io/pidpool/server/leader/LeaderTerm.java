@@ -4,6 +4,7 @@ import io.pidpool.client.internal.zk.TreeFollower;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.Epoch;
+import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.Ticker;
 import io.pidpool.server.zk.FenceToken;
 import io.pidpool.server.zk.FencedWriter;
@@ -114,7 +115,7 @@ final class LeaderTerm {
         batches.begin();
         schedule(ctx.settings().reconcileInterval(), this::reload);
         schedule(ctx.settings().rescanInterval(), rereads::rescan);
-        schedule(ctx.settings().batchPollInterval(), batches::poll);
+        schedule(ctx.settings().batchPollInterval(), this::pollBatches);
         schedule(ctx.quotaReconcileInterval(), this::reconcileQuota);
         long t5 = System.nanoTime();
         runPass();
@@ -128,12 +129,17 @@ final class LeaderTerm {
                     requestPass();
                 }));
         // not inline: a batch row locked by a deposed leader's open transaction must not fail the election
-        ctx.serial().execute(() -> guarded(batches::poll));
+        ctx.serial().execute(() -> guarded(this::pollBatches));
     }
 
     /** Applies unfinished batches ({@link BatchIntake#poll}): woken by {@code /notify}, and on a schedule. */
     void pollBatches() {
-        batches.poll();
+        batches.poll(null);
+    }
+
+    /** {@link #pollBatches()} right after this server recorded {@code batch} (not read back if alone). */
+    void pollBatches(BatchRecord batch) {
+        batches.poll(batch);
     }
 
     /** Hands the database view's limits to {@link QuotaSync}, which writes only what Redis has wrong. */

@@ -19,7 +19,6 @@ import io.pidpool.core.port.AuditLog;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.Repositories;
-import io.pidpool.core.protocol.NotifySignal;
 import io.pidpool.core.secret.SecretSealer;
 import io.pidpool.core.testing.ManualClock;
 import java.time.Duration;
@@ -27,9 +26,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -47,58 +44,21 @@ class BatchServiceTest {
 
     final ManualClock clock = new ManualClock(Instant.parse("2026-11-21T08:00:00Z"));
     final Repositories store = InMemoryDatabase.create().repositories();
-    final AtomicInteger finds = new AtomicInteger();
+    CountingOperationLog counted;
     final AtomicLong ids = new AtomicLong(1000);
     final ManualScheduler io = new ManualScheduler();
-    final List<NotifySignal> signals = new ArrayList<>();
+    /** The batches the service handed on for the leader, as recorded. */
+    final List<BatchRecord> recorded = new ArrayList<>();
 
     BatchService service(Repositories repos) {
         return new BatchService(
-                repos, SEALER::seal, ids::incrementAndGet, clock, signals::add, io, Duration.ofMillis(500));
+                repos, SEALER::seal, ids::incrementAndGet, clock, recorded::add, io, Duration.ofMillis(500));
     }
 
     /** The store, counting the batch reads. */
     Repositories counting() {
-        OperationLog log = store.operations();
-        OperationLog counted = new OperationLog() {
-            @Override
-            public void append(BatchRecord batch) {
-                log.append(batch);
-            }
-
-            @Override
-            public void append(BatchRecord batch, io.pidpool.core.port.BatchKey key) {
-                log.append(batch, key);
-            }
-
-            @Override
-            public Optional<io.pidpool.core.port.BatchKey> findKey(
-                    String requestedBy, io.pidpool.core.model.IdempotencyKey key) {
-                return log.findKey(requestedBy, key);
-            }
-
-            @Override
-            public Optional<BatchRecord> find(BatchId id) {
-                finds.incrementAndGet();
-                return log.find(id);
-            }
-
-            @Override
-            public List<BatchRecord> findUnfinished(int limit) {
-                return log.findUnfinished(limit);
-            }
-
-            @Override
-            public List<BatchRecord> recent(int limit) {
-                return log.recent(limit);
-            }
-
-            @Override
-            public BatchRecord transition(BatchId id, BatchStatus next, List<OperationResult> results, Epoch epoch) {
-                return log.transition(id, next, results, epoch);
-            }
-        };
-        return with(store, counted, store.audit());
+        counted = new CountingOperationLog(store.operations());
+        return counted.in(store, store.audit());
     }
 
     static Repositories with(Repositories r, OperationLog operations, AuditLog audit) {
@@ -123,7 +83,9 @@ class BatchServiceTest {
     void aHundredWaitersOnOneBatchShareOnePollAndOneReadPerLook() {
         BatchService batches = service(counting());
         BatchId id = batches.submit(ADD, "ops");
-        assertThat(signals).extracting(NotifySignal::phase).containsExactly(NotifySignal.Phase.DEALING);
+        assertThat(recorded)
+                .as("the leader is handed the batch as stored")
+                .containsExactly(store.operations().find(id).orElseThrow());
 
         List<CompletableFuture<BatchRecord>> waiters = IntStream.range(0, 100)
                 .mapToObj(i -> batches.await(id, Duration.ofMinutes(1)))
@@ -132,14 +94,14 @@ class BatchServiceTest {
         assertThat(io.live(true)).as("one poller for every waiter").hasSize(1);
         assertThat(waiters).noneMatch(CompletableFuture::isDone);
 
-        finds.set(0);
+        counted.finds.set(0);
         io.live(true).get(0).run(); // a poll: still PENDING
-        assertThat(finds.get()).isEqualTo(1);
+        assertThat(counted.finds.get()).isEqualTo(1);
         assertThat(waiters).noneMatch(CompletableFuture::isDone);
 
         deal(id);
         batches.signalled(); // /notify says DEALED: one look answers all hundred
-        assertThat(finds.get()).isEqualTo(2);
+        assertThat(counted.finds.get()).isEqualTo(2);
         assertThat(waiters).allMatch(f -> f.join().status() == BatchStatus.DEALED);
         assertThat(batches.waiting()).isZero();
         assertThat(io.live(true)).as("the poller stops when nobody waits").isEmpty();
@@ -156,9 +118,9 @@ class BatchServiceTest {
         CompletableFuture<BatchRecord> impatient = batches.await(second, Duration.ofSeconds(1));
         CompletableFuture<BatchRecord> patient = batches.await(second, Duration.ofMinutes(1));
 
-        finds.set(0);
+        counted.finds.set(0);
         io.live(true).get(0).run();
-        assertThat(finds.get()).isEqualTo(2);
+        assertThat(counted.finds.get()).isEqualTo(2);
 
         // the one-second timeout passes: that waiter gets the current state, the others wait on
         io.live(false).stream()
@@ -224,7 +186,7 @@ class BatchServiceTest {
         assertThatThrownBy(() -> batches.submit(ADD, "ops")).hasMessageContaining("after the audit insert");
         assertThat(store.operations().recent(10)).isEmpty();
         assertThat(store.audit().recent(10)).isEmpty();
-        assertThat(signals)
+        assertThat(recorded)
                 .as("nobody is woken for a batch that was not recorded")
                 .isEmpty();
     }
@@ -239,7 +201,7 @@ class BatchServiceTest {
                 .hasMessageContaining("unknown module");
         assertThat(store.operations().recent(10)).isEmpty();
         assertThat(store.audit().recent(10)).isEmpty();
-        assertThat(signals).isEmpty();
+        assertThat(recorded).isEmpty();
     }
 
     @Test

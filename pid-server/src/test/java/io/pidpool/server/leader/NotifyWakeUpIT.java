@@ -151,6 +151,44 @@ class NotifyWakeUpIT {
     }
 
     @Test
+    void aBatchTheLeaderRecordsWhileNoneWaitsIsAppliedAsRecordedNotReadBack() throws Exception {
+        cluster.addPids(A, 1, "a", 0);
+        var log = new CountingOperationLog(cluster.repositories.operations());
+        LeaderSettings base = TestCluster.settings();
+        ClusterMember leader = cluster.startNode(
+                "s1", b -> b.settings(base.withIntervals(base.reconcileInterval(), base.rescanInterval(), NO_POLL))
+                        .repositories(log.in(cluster.repositories, cluster.repositories.audit())));
+        assertThat(awaitLeader()).isSameAs(leader);
+        // the term's first poll, then nothing: /notify may not be written, so it cannot come back
+        await().atMost(Duration.ofSeconds(30)).until(() -> log.unfinishedReads.get() == 1);
+        probe.create().withACL(ZooDefs.Ids.READ_ACL_UNSAFE).forPath(TestCluster.LAYOUT.notifyNode(), new byte[0]);
+
+        BatchId alone = leader.batches().submit(add("own-1"), "carol");
+        await().atMost(Duration.ofSeconds(30)).until(() -> status(alone) == BatchStatus.DEALED);
+        assertThat(log.unfinishedReads.get())
+                .as("the batch in hand was the only one waiting: applied without reading the batches")
+                .isEqualTo(1);
+
+        // one recorded without a signal waits before it: the term reads and applies both, in order
+        BatchId older = pendingBatch(5000, "older");
+        BatchId newer = leader.batches().submit(add("own-2"), "carol");
+        assertThat(older.value()).isLessThan(newer.value());
+        await().atMost(Duration.ofSeconds(30)).until(() -> status(newer) == BatchStatus.DEALED);
+        assertThat(status(older)).isEqualTo(BatchStatus.DEALED);
+        assertThat(log.unfinishedReads.get()).isEqualTo(2);
+        assertThat(cluster.repositories.pids().find("older")).isPresent();
+        assertThat(cluster.repositories.pids().find("own-2")).isPresent();
+    }
+
+    private static List<Operation<String>> add(String pid) {
+        return List.of(new Operation.Add<>(A, List.of(new PidSpec<>(pid, "pw", 100, 0, Map.of()))));
+    }
+
+    private BatchStatus status(BatchId id) {
+        return cluster.repositories.operations().find(id).orElseThrow().status();
+    }
+
+    @Test
     void aDeletedNotifyNodeIsCreatedAgainForTheNextDealed() throws Exception {
         cluster.addPids(A, 1, "a", 0);
         start("s1", Duration.ofMillis(200)); // the leader finds batches by polling as well
