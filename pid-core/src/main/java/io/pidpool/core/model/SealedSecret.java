@@ -27,6 +27,14 @@ public record SealedSecret(String keyId, byte[] sealed) {
         return keyId + ':' + Base64.getEncoder().encodeToString(sealed);
     }
 
+    /**
+     * The length of {@link #encode()}, without encoding: size checks run each time a batch record
+     * is made, for every PID of the batch.
+     */
+    public int encodedLength() {
+        return keyId.length() + 1 + 4 * ((sealed.length + 2) / 3); // padded base64 (keyId is ASCII)
+    }
+
     public static SealedSecret decode(String text) {
         requireArgument(text != null && text.indexOf(':') > 0, "secret", "sealed secret must be keyId:base64");
         int colon = text.indexOf(':');

@@ -48,7 +48,7 @@ public final class StorageLimits {
     }
 
     public static SealedSecret requireSecret(SealedSecret secret, String field) {
-        int length = secret.encode().length();
+        int length = secret.encodedLength();
         requireArgument(
                 length <= MAX_SEALED_SECRET,
                 field,
