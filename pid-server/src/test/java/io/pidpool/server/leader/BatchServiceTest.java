@@ -58,7 +58,7 @@ class BatchServiceTest {
     /** The store, counting the batch reads. */
     Repositories counting() {
         counted = new CountingOperationLog(store.operations());
-        return counted.in(store, store.audit());
+        return with(store, counted, store.audit());
     }
 
     static Repositories with(Repositories r, OperationLog operations, AuditLog audit) {

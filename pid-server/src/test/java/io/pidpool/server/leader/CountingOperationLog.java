@@ -5,12 +5,10 @@ import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.Epoch;
 import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.OperationResult;
-import io.pidpool.core.port.AuditLog;
 import io.pidpool.core.port.BatchKey;
 import io.pidpool.core.port.BatchRecord;
 import io.pidpool.core.port.OperationLog;
 import io.pidpool.core.port.PendingEffect;
-import io.pidpool.core.port.Repositories;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -27,12 +25,6 @@ final class CountingOperationLog implements OperationLog {
 
     CountingOperationLog(OperationLog log) {
         this.log = log;
-    }
-
-    /** {@code r} with this log in place of its own, and {@code audit}. */
-    Repositories in(Repositories r, AuditLog audit) {
-        return new Repositories(
-                r.transactor(), r.modules(), r.pids(), r.assignments(), r.slots(), this, audit, r.usage(), r.fence());
     }
 
     @Override

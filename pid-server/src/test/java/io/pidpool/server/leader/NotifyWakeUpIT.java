@@ -157,7 +157,7 @@ class NotifyWakeUpIT {
         LeaderSettings base = TestCluster.settings();
         ClusterMember leader = cluster.startNode(
                 "s1", b -> b.settings(base.withIntervals(base.reconcileInterval(), base.rescanInterval(), NO_POLL))
-                        .repositories(log.in(cluster.repositories, cluster.repositories.audit())));
+                        .repositories(BatchServiceTest.with(cluster.repositories, log, cluster.repositories.audit())));
         assertThat(awaitLeader()).isSameAs(leader);
         // the term's first poll, then nothing: /notify may not be written, so it cannot come back
         await().atMost(Duration.ofSeconds(30)).until(() -> log.unfinishedReads.get() == 1);
