@@ -171,7 +171,7 @@ final class BatchRows {
                     return batch;
                 })
                 .list();
-        var attributes = new HashMap<String, Map<String, String>>();
+        var attributes = new HashMap<RowKey, Map<String, String>>();
         Rows.bindAll(
                         h.createQuery(
                                 "SELECT batch_id, op_index, pid_index, attr_name, attr_value FROM op_pid_attribute"
@@ -180,7 +180,7 @@ final class BatchRows {
                         ids)
                 .map((rs, ctx) -> attributes
                         .computeIfAbsent(
-                                key(rs.getLong("batch_id"), rs.getInt("op_index"), rs.getInt("pid_index")),
+                                new RowKey(rs.getLong("batch_id"), rs.getInt("op_index"), rs.getInt("pid_index")),
                                 k -> new HashMap<>())
                         .put(rs.getString("attr_name"), rs.getString("attr_value")))
                 .list();
@@ -208,7 +208,9 @@ final class BatchRows {
                                             secret == null ? null : SealedSecret.decode(secret),
                                             quota,
                                             allowance,
-                                            attributes.getOrDefault(key(batch, op, index), Map.of())));
+                                            attributes.isEmpty()
+                                                    ? Map.of()
+                                                    : attributes.getOrDefault(new RowKey(batch, op, index), Map.of())));
                     return pids.computeIfAbsent(batch, b -> new HashMap<>())
                             .computeIfAbsent(op, o -> new TreeMap<>())
                             .put(index, row);
@@ -240,9 +242,8 @@ final class BatchRows {
         return ids.stream().map(batches::get).filter(b -> b != null).toList();
     }
 
-    private static String key(long batch, int op, int index) {
-        return batch + "/" + op + "/" + index;
-    }
+    /** A PID row of a batch's operation: what its attributes are filed under while loading. */
+    private record RowKey(long batch, int op, int index) {}
 
     private static Header header(ResultSet rs) throws SQLException {
         return new Header(
