@@ -38,7 +38,8 @@ final class BatchRows {
                 + " :delay)");
         for (int i = 0; i < operations.size(); i++) {
             Operation<SealedSecret> op = operations.get(i);
-            String module = op.moduleNamed() == null ? null : op.moduleNamed().toString();
+            ModuleKey named = op.moduleNamed();
+            String module = named == null ? null : named.toString();
             Integer servers = null;
             Long demand = null;
             Long delay = null;

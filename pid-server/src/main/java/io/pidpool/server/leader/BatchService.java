@@ -35,9 +35,9 @@ import org.slf4j.LoggerFactory;
  * Operator batches as any server accepts them (the follower path, made safe): {@link #submit}
  * seals the passwords, records the batch PENDING together with its audit row, and hands the
  * recorded batch to its member, which raises {@code /notify} to DEALING; the leader applies it
- * (exactly once, see {@link BatchApplier}) and answers DEALED. {@link #await} lets a request wait for the outcome: waiters on this server share one
- * {@code /notify} watcher and one poll of the database (coalesced, as lock waiters), so
- * a thousand waiting requests cost one query per poll.
+ * (exactly once, see {@link BatchApplier}) and answers DEALED. {@link #await} lets a request wait
+ * for the outcome: waiters on this server share one {@code /notify} watcher and one poll of the
+ * database (coalesced, as lock waiters), so a thousand waiting requests cost one query per poll.
  *
  * <p>Concurrency: thread-safe. {@code this} guards the waiter table; database reads for waiters run
  * on the node's I/O scheduler, never on the leader's executor.
