@@ -233,23 +233,27 @@ public final class EndToEndBenchmark {
         for (int i = 0; i < size; i++) {
             ids.add("r" + round + "-" + i);
         }
+        String body = add(ids); // the operator's request is ready before it is sent
         quiesce();
         hand.expect(size);
         long cpu0 = processCpuNanos();
         long[] gc0 = gcCountAndMillis();
         Map<Long, Long> threadCpu0 = threadCpu();
+        Map<String, Long> vmCpu0 = VmThreads.cpuByKind();
         HandOutEvent event = new HandOutEvent(round, size);
         event.begin();
         long t0 = System.nanoTime();
-        JsonNode batch = api.send("POST", "/api/v1/batches", add(ids));
+        JsonNode batch = api.send("POST", "/api/v1/batches", body);
         long answered = System.nanoTime();
         if (!hand.await(timeout)) {
             throw new IllegalStateException("round " + round + ": only " + hand.assigned.get() + " of " + size
                     + " assigned after " + timeout + " (batch " + batch + ")");
         }
         event.commit();
+        Map<Long, Long> threadCpu1 = threadCpu();
+        Map<String, Long> vmCpu = VmThreads.since(vmCpu0);
         long cpu = processCpuNanos() - cpu0;
-        String byThread = cpuByThreadGroup(threadCpu0, cpu);
+        String byThread = cpuByThreadGroup(threadCpu0, threadCpu1, cpu, vmCpu);
         long[] gc = gcCountAndMillis();
         long handout = hand.lastAssignedAt.get() - t0;
         System.out.printf(
@@ -334,16 +338,21 @@ public final class EndToEndBenchmark {
     }
 
     /**
-     * CPU spent since {@code before}, by thread name with numbers folded, the largest first; then what
-     * the process spent outside its Java threads (garbage collection, JIT compilers, the VM itself).
+     * CPU spent from {@code before} to {@code after}, by thread name with numbers folded, the largest
+     * first; then what the process spent outside its Java threads (garbage collection, JIT compilers,
+     * the VM itself), split by {@code vm} where the system tells, the rest being mostly threads that
+     * ended during the round. The names are looked up after the times were taken, which is slow with
+     * thousands of threads.
      */
-    private static String cpuByThreadGroup(Map<Long, Long> before, long processCpu) {
+    private static String cpuByThreadGroup(
+            Map<Long, Long> before, Map<Long, Long> after, long processCpu, Map<String, Long> vm) {
         var mx = ManagementFactory.getThreadMXBean();
         Map<String, Long> groups = new java.util.HashMap<>();
         long javaThreads = 0;
-        for (long id : mx.getAllThreadIds()) {
+        for (var thread : after.entrySet()) {
+            long id = thread.getKey();
+            long now = thread.getValue();
             var info = mx.getThreadInfo(id);
-            long now = mx.getThreadCpuTime(id);
             if (info == null || now < 0) {
                 continue;
             }
@@ -352,14 +361,78 @@ public final class EndToEndBenchmark {
             groups.merge(name, spent, Long::sum);
             javaThreads += spent;
         }
-        return "Java threads " + javaThreads / 1_000_000 + ", outside them (GC, JIT, VM, exited threads) "
-                + (processCpu - javaThreads) / 1_000_000 + "; "
+        long outside = processCpu - javaThreads;
+        long known = vm.values().stream().mapToLong(Long::longValue).sum();
+        String split = vm.isEmpty()
+                ? "GC, JIT, VM, exited threads"
+                : vm.entrySet().stream()
+                        .map(e -> e.getKey() + " " + e.getValue() / 1_000_000 + ", ")
+                        .collect(java.util.stream.Collectors.joining("", "", "other " + (outside - known) / 1_000_000));
+        return "Java threads " + javaThreads / 1_000_000 + ", outside them (" + split + ") " + outside / 1_000_000
+                + "; "
                 + groups.entrySet().stream()
                         .filter(e -> e.getValue() >= 5_000_000)
                         .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                         .limit(14)
                         .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
                         .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+    /**
+     * CPU of the JVM's own threads by kind, read from Linux's {@code /proc/self/task/<id>/schedstat}
+     * (nanoseconds on a CPU) and {@code comm} (the thread's name): the JIT compilers, the garbage
+     * collectors and the VM thread, which {@link java.lang.management.ThreadMXBean} does not list.
+     * Empty where the system does not tell.
+     */
+    private static final class VmThreads {
+        private static final Path TASKS = Path.of("/proc/self/task");
+
+        static Map<String, Long> cpuByKind() {
+            Map<String, Long> kinds = new LinkedHashMap<>();
+            try (var tasks = Files.list(TASKS)) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    try {
+                        String kind =
+                                kind(Files.readString(task.resolve("comm")).strip());
+                        if (kind != null) {
+                            long nanos = Long.parseLong(Files.readString(task.resolve("schedstat"))
+                                    .strip()
+                                    .split(" ")[0]);
+                            kinds.merge(kind, nanos, Long::sum);
+                        }
+                    } catch (java.io.IOException | RuntimeException exited) {
+                        // the thread ended while listed
+                    }
+                }
+            } catch (java.io.IOException | RuntimeException notLinux) {
+                return Map.of();
+            }
+            return kinds;
+        }
+
+        /** What each kind spent since {@code before} (threads that ended meanwhile are not counted). */
+        static Map<String, Long> since(Map<String, Long> before) {
+            Map<String, Long> now = cpuByKind();
+            now.replaceAll((kind, nanos) -> nanos - before.getOrDefault(kind, 0L));
+            return now;
+        }
+
+        /** HotSpot's names for its own threads (truncated to 15 characters by Linux). */
+        private static String kind(String comm) {
+            if (comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre")) {
+                return "JIT";
+            }
+            if (comm.startsWith("GC Thread") || comm.startsWith("G1 ")) {
+                return "GC";
+            }
+            if (comm.startsWith("VM ")
+                    || comm.equals("Service Thread")
+                    || comm.startsWith("Monitor Deflati")
+                    || comm.startsWith("Sweeper thread")) {
+                return "VM";
+            }
+            return null;
+        }
     }
 
     /**
