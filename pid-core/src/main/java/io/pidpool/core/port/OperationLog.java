@@ -43,6 +43,14 @@ public interface OperationLog {
 
     Optional<BatchRecord> find(BatchId id);
 
+    /**
+     * The status of {@link #find}'s batch. An implementation may read only the status, for a caller
+     * that waits for a large batch to finish and needs its operations once, at the end.
+     */
+    default Optional<BatchStatus> findStatus(BatchId id) {
+        return find(id).map(BatchRecord::status);
+    }
+
     /** PENDING and DEALING batches, oldest (smallest id) first, at most {@code limit}. */
     List<BatchRecord> findUnfinished(int limit);
 

@@ -222,6 +222,29 @@ public abstract class OperationLogContract extends RepositoryContract {
     }
 
     @Test
+    void aStatusReadsAsTheWholeBatchHasIt() {
+        for (long id : new long[] {10, 20, 40, 50}) {
+            log().append(simple(id));
+        }
+        log().markDealing(new BatchId(40), E1);
+        log().markDealing(new BatchId(10), E1);
+        log().finish(new BatchId(10), BatchStatus.DEALED, twoResults(), E1);
+        log().markDealing(new BatchId(50), E1);
+        log().finish(new BatchId(50), BatchStatus.FAILED, twoResults(), E1);
+
+        for (long id : new long[] {10, 20, 40, 50}) {
+            assertThat(log().findStatus(new BatchId(id)))
+                    .as("the status of batch %d, as find has it", id)
+                    .contains(log().find(new BatchId(id)).orElseThrow().status());
+        }
+        assertThat(log().findStatus(new BatchId(20))).contains(BatchStatus.PENDING);
+        assertThat(log().findStatus(new BatchId(40))).contains(BatchStatus.DEALING);
+        assertThat(log().findStatus(new BatchId(10))).contains(BatchStatus.DEALED);
+        assertThat(log().findStatus(new BatchId(50))).contains(BatchStatus.FAILED);
+        assertThat(log().findStatus(new BatchId(99))).isEmpty();
+    }
+
+    @Test
     void pendingEffectsAreTheUnfinishedOperationsWithOnlyTheAskedPids() {
         log().append(everyKind(10)); // finished below: no effect
         log().markDealing(new BatchId(10), E1);

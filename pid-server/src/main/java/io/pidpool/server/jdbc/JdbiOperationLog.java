@@ -134,6 +134,15 @@ final class JdbiOperationLog implements OperationLog {
     }
 
     @Override
+    public Optional<BatchStatus> findStatus(BatchId id) {
+        Preconditions.requireNonNull(id, "id");
+        return session.read(h -> h.createQuery("SELECT status FROM op_batch WHERE batch_id = :id")
+                .bind("id", id.value())
+                .map((rs, ctx) -> BatchStatus.valueOf(rs.getString(1)))
+                .findOne());
+    }
+
+    @Override
     public List<BatchRecord> findUnfinished(int limit) {
         StorageLimits.requireLimit(limit);
         return session.snapshot(h -> {

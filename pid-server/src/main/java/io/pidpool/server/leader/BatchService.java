@@ -6,6 +6,7 @@ import static io.pidpool.core.error.Preconditions.requireNonNull;
 import io.pidpool.core.error.ErrorCode;
 import io.pidpool.core.error.PidPoolException;
 import io.pidpool.core.model.BatchId;
+import io.pidpool.core.model.BatchStatus;
 import io.pidpool.core.model.IdempotencyKey;
 import io.pidpool.core.model.Operation;
 import io.pidpool.core.model.OperationBatch;
@@ -37,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * recorded batch to its member, which raises {@code /notify} to DEALING; the leader applies it
  * (exactly once, see {@link BatchApplier}) and answers DEALED. {@link #await} lets a request wait
  * for the outcome: waiters on this server share one {@code /notify} watcher and one poll of the
- * database (coalesced, as lock waiters), so a thousand waiting requests cost one query per poll.
+ * database (coalesced, as lock waiters), so a thousand waiting requests cost one query per poll,
+ * of the batch's status only: its operations are read once, when it is final.
  *
  * <p>Concurrency: thread-safe. {@code this} guards the waiter table; database reads for waiters run
  * on the node's I/O scheduler, never on the leader's executor.
@@ -195,9 +197,11 @@ public final class BatchService {
      * {@code timeout} passes first (check {@link BatchRecord#status()}). NOT_FOUND for an unknown id.
      */
     public CompletableFuture<BatchRecord> await(BatchId id, Duration timeout) {
-        BatchRecord now = get(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
-        if (now.status().isFinal()) {
-            return CompletableFuture.completedFuture(now);
+        BatchStatus now =
+                repos.operations().findStatus(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
+        if (now.isFinal()) {
+            return CompletableFuture.completedFuture(
+                    get(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id)));
         }
         var future = new CompletableFuture<BatchRecord>();
         synchronized (this) {
@@ -232,15 +236,17 @@ public final class BatchService {
             ids = List.copyOf(waiters.keySet());
         }
         for (BatchId id : ids) {
-            BatchRecord record;
             try {
-                record = get(id).orElse(null);
+                // the status until it is final, then the batch once: a big batch is not read per look
+                if (repos.operations()
+                        .findStatus(id)
+                        .filter(BatchStatus::isFinal)
+                        .isPresent()) {
+                    get(id).ifPresent(record -> complete(id, record));
+                }
             } catch (RuntimeException e) {
                 log.debug("batch poll failed: {}", e.getMessage());
                 return;
-            }
-            if (record != null && record.status().isFinal()) {
-                complete(id, record);
             }
         }
     }

@@ -80,7 +80,7 @@ class BatchServiceTest {
     }
 
     @Test
-    void aHundredWaitersOnOneBatchShareOnePollAndOneReadPerLook() {
+    void aHundredWaitersOnOneBatchShareOnePollAndOneStatusReadPerLook() {
         BatchService batches = service(counting());
         BatchId id = batches.submit(ADD, "ops");
         assertThat(recorded)
@@ -95,20 +95,26 @@ class BatchServiceTest {
         assertThat(waiters).noneMatch(CompletableFuture::isDone);
 
         counted.finds.set(0);
+        counted.statusReads.set(0);
         io.live(true).get(0).run(); // a poll: still PENDING
-        assertThat(counted.finds.get()).isEqualTo(1);
+        assertThat(counted.statusReads.get()).isEqualTo(1);
+        assertThat(counted.finds.get())
+                .as("a look at an unfinished batch reads its status only")
+                .isZero();
         assertThat(waiters).noneMatch(CompletableFuture::isDone);
 
         deal(id);
         batches.signalled(); // /notify says DEALED: one look answers all hundred
-        assertThat(counted.finds.get()).isEqualTo(2);
+        assertThat(counted.statusReads.get()).isEqualTo(2);
+        assertThat(counted.finds.get()).as("the finished batch is read once").isEqualTo(1);
         assertThat(waiters).allMatch(f -> f.join().status() == BatchStatus.DEALED);
+        assertThat(waiters.get(0).join()).isEqualTo(store.operations().find(id).orElseThrow());
         assertThat(batches.waiting()).isZero();
         assertThat(io.live(true)).as("the poller stops when nobody waits").isEmpty();
     }
 
     @Test
-    void waitersOnSeveralBatchesCostOneReadPerBatchAndTimeOutAlone() {
+    void waitersOnSeveralBatchesCostOneStatusReadPerBatchAndTimeOutAlone() {
         BatchService batches = service(counting());
         BatchId first = batches.submit(ADD, "ops");
         BatchId second = batches.submit(List.of(new Operation.Delete<>(List.of("u9"))), "ops");
@@ -119,8 +125,10 @@ class BatchServiceTest {
         CompletableFuture<BatchRecord> patient = batches.await(second, Duration.ofMinutes(1));
 
         counted.finds.set(0);
+        counted.statusReads.set(0);
         io.live(true).get(0).run();
-        assertThat(counted.finds.get()).isEqualTo(2);
+        assertThat(counted.statusReads.get()).isEqualTo(2);
+        assertThat(counted.finds.get()).isZero();
 
         // the one-second timeout passes: that waiter gets the current state, the others wait on
         io.live(false).stream()

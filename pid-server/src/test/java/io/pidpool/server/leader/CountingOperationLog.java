@@ -16,11 +16,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An {@link OperationLog} that counts the reads of whole batches ({@link #find} and {@link
- * #findUnfinished}) and passes every call, the cheaper ones included, to the log it wraps.
+ * #findUnfinished}) and of statuses, and passes every call, the cheaper ones included, to the log
+ * it wraps.
  */
 final class CountingOperationLog implements OperationLog {
     final AtomicInteger finds = new AtomicInteger();
     final AtomicInteger unfinishedReads = new AtomicInteger();
+    final AtomicInteger statusReads = new AtomicInteger();
     private final OperationLog log;
 
     CountingOperationLog(OperationLog log) {
@@ -46,6 +48,12 @@ final class CountingOperationLog implements OperationLog {
     public Optional<BatchRecord> find(BatchId id) {
         finds.incrementAndGet();
         return log.find(id);
+    }
+
+    @Override
+    public Optional<BatchStatus> findStatus(BatchId id) {
+        statusReads.incrementAndGet();
+        return log.findStatus(id);
     }
 
     @Override
