@@ -831,7 +831,9 @@ public final class AllocationBenchmark {
      * CPU time used so far (ns) by the whole process and by groups of live threads: the pid-server
      * nodes' serial executors, the embedded ZooKeeper server, the simulated instances' ZooKeeper
      * clients (created by the starter pool), the other ZooKeeper/Curator clients (pid-server nodes,
-     * admin). The process total less the Java threads is mostly JIT compilation and GC. A less
+     * admin), and the JVM's own threads by kind where Linux tells ({@link VmThreadCpu}: JIT, GC, VM).
+     * The process total less all of these is threads that ended (or, without the kinds, mostly JIT
+     * compilation and GC). A less
      * load-dependent complement to the wall-clock times (contention and JIT still inflate it): what
      * the hand-out costs the 2 cores.
      */
@@ -848,12 +850,16 @@ public final class AllocationBenchmark {
                 cpu.merge("java threads", ns, Long::sum);
             }
         }
+        VmThreadCpu.byKind().forEach((kind, ns) -> cpu.put(VM_PREFIX + kind, ns));
         var os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
             cpu.put("process", sun.getProcessCpuTime());
         }
         return cpu;
     }
+
+    /** Marks the groups of the JVM's own threads ({@link VmThreadCpu}), which are not Java threads. */
+    private static final String VM_PREFIX = "VM's ";
 
     private static String cpuGroup(String thread) {
         if (thread.startsWith("pidpool-node-")) {
@@ -886,18 +892,23 @@ public final class AllocationBenchmark {
                 "CPU in the phase: process %.2f s = %.0f us per PID; of it",
                 process / 1e9,
                 process / 1e3 / pids));
+        long vm = 0;
         for (String group : after.keySet()) {
             if (group.equals("process") || group.equals("java threads")) {
                 continue;
             }
             long used = after.get(group) - before.getOrDefault(group, 0L);
+            if (group.startsWith(VM_PREFIX)) {
+                vm += used;
+            }
             line.append(String.format(Locale.ROOT, " %s %.2f s (%.0f us/PID);", group, used / 1e9, used / 1e3 / pids));
         }
         line.append(String.format(
                 Locale.ROOT,
-                " JIT, GC and VM %.2f s (%.0f us/PID)",
-                (process - java) / 1e9,
-                (process - java) / 1e3 / pids));
+                " %s %.2f s (%.0f us/PID)",
+                vm == 0 ? "JIT, GC and VM" : "other (threads that ended)",
+                (process - java - vm) / 1e9,
+                (process - java - vm) / 1e3 / pids));
         return line.toString();
     }
 

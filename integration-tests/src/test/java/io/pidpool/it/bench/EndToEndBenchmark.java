@@ -239,7 +239,7 @@ public final class EndToEndBenchmark {
         long cpu0 = processCpuNanos();
         long[] gc0 = gcCountAndMillis();
         Map<Long, Long> threadCpu0 = threadCpu();
-        Map<String, Long> vmCpu0 = VmThreads.cpuByKind();
+        Map<String, Long> vmCpu0 = VmThreadCpu.byKind();
         HandOutEvent event = new HandOutEvent(round, size);
         event.begin();
         long t0 = System.nanoTime();
@@ -251,7 +251,7 @@ public final class EndToEndBenchmark {
         }
         event.commit();
         Map<Long, Long> threadCpu1 = threadCpu();
-        Map<String, Long> vmCpu = VmThreads.since(vmCpu0);
+        Map<String, Long> vmCpu = VmThreadCpu.since(vmCpu0);
         long cpu = processCpuNanos() - cpu0;
         String byThread = cpuByThreadGroup(threadCpu0, threadCpu1, cpu, vmCpu);
         long[] gc = gcCountAndMillis();
@@ -376,63 +376,6 @@ public final class EndToEndBenchmark {
                         .limit(14)
                         .map(e -> e.getKey() + "=" + e.getValue() / 1_000_000)
                         .collect(java.util.stream.Collectors.joining(", "));
-    }
-
-    /**
-     * CPU of the JVM's own threads by kind, read from Linux's {@code /proc/self/task/<id>/schedstat}
-     * (nanoseconds on a CPU) and {@code comm} (the thread's name): the JIT compilers, the garbage
-     * collectors and the VM thread, which {@link java.lang.management.ThreadMXBean} does not list.
-     * Empty where the system does not tell.
-     */
-    private static final class VmThreads {
-        private static final Path TASKS = Path.of("/proc/self/task");
-
-        static Map<String, Long> cpuByKind() {
-            Map<String, Long> kinds = new LinkedHashMap<>();
-            try (var tasks = Files.list(TASKS)) {
-                for (Path task : (Iterable<Path>) tasks::iterator) {
-                    try {
-                        String kind =
-                                kind(Files.readString(task.resolve("comm")).strip());
-                        if (kind != null) {
-                            long nanos = Long.parseLong(Files.readString(task.resolve("schedstat"))
-                                    .strip()
-                                    .split(" ")[0]);
-                            kinds.merge(kind, nanos, Long::sum);
-                        }
-                    } catch (java.io.IOException | RuntimeException exited) {
-                        // the thread ended while listed
-                    }
-                }
-            } catch (java.io.IOException | RuntimeException notLinux) {
-                return Map.of();
-            }
-            return kinds;
-        }
-
-        /** What each kind spent since {@code before} (threads that ended meanwhile are not counted). */
-        static Map<String, Long> since(Map<String, Long> before) {
-            Map<String, Long> now = cpuByKind();
-            now.replaceAll((kind, nanos) -> nanos - before.getOrDefault(kind, 0L));
-            return now;
-        }
-
-        /** HotSpot's names for its own threads (truncated to 15 characters by Linux). */
-        private static String kind(String comm) {
-            if (comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre")) {
-                return "JIT";
-            }
-            if (comm.startsWith("GC Thread") || comm.startsWith("G1 ")) {
-                return "GC";
-            }
-            if (comm.startsWith("VM ")
-                    || comm.equals("Service Thread")
-                    || comm.startsWith("Monitor Deflati")
-                    || comm.startsWith("Sweeper thread")) {
-                return "VM";
-            }
-            return null;
-        }
     }
 
     /**
