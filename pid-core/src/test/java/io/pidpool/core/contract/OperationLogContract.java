@@ -195,8 +195,8 @@ public abstract class OperationLogContract extends RepositoryContract {
         assertThat(log().find(new BatchId(8))).isEmpty();
     }
 
-    @Test
-    void unfinishedBatchesComeOldestFirst() {
+    /** Batches 10..50 out of order: 10 DEALED, 20 and 30 PENDING, 40 DEALING, 50 FAILED. */
+    private void appendInEveryStatus() {
         for (long id : new long[] {30, 10, 40, 20, 50}) {
             log().append(simple(id));
         }
@@ -205,6 +205,11 @@ public abstract class OperationLogContract extends RepositoryContract {
         log().finish(new BatchId(10), BatchStatus.DEALED, twoResults(), E1);
         log().markDealing(new BatchId(50), E1);
         log().finish(new BatchId(50), BatchStatus.FAILED, twoResults(), E1);
+    }
+
+    @Test
+    void unfinishedBatchesComeOldestFirst() {
+        appendInEveryStatus();
 
         assertThat(log().findUnfinished(10))
                 .extracting(b -> b.id().value(), BatchRecord::status)
@@ -223,16 +228,9 @@ public abstract class OperationLogContract extends RepositoryContract {
 
     @Test
     void aStatusReadsAsTheWholeBatchHasIt() {
-        for (long id : new long[] {10, 20, 40, 50}) {
-            log().append(simple(id));
-        }
-        log().markDealing(new BatchId(40), E1);
-        log().markDealing(new BatchId(10), E1);
-        log().finish(new BatchId(10), BatchStatus.DEALED, twoResults(), E1);
-        log().markDealing(new BatchId(50), E1);
-        log().finish(new BatchId(50), BatchStatus.FAILED, twoResults(), E1);
+        appendInEveryStatus();
 
-        for (long id : new long[] {10, 20, 40, 50}) {
+        for (long id : new long[] {10, 20, 30, 40, 50}) {
             assertThat(log().findStatus(new BatchId(id)))
                     .as("the status of batch %d, as find has it", id)
                     .contains(log().find(new BatchId(id)).orElseThrow().status());

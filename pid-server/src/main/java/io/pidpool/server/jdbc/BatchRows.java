@@ -66,10 +66,10 @@ final class BatchRows {
                 + " attr_name, attr_value) VALUES (:id, :op, :index, :name, :value)");
         for (int i = 0; i < operations.size(); i++) {
             Operation<SealedSecret> op = operations.get(i);
-            List<PidSpec<SealedSecret>> specs = specs(op);
+            List<PidSpec<SealedSecret>> specs = op.specs(); // ADD and UPDATE: one per id; else none
             List<String> ids = op.pidIds();
             for (int p = 0; p < ids.size(); p++) {
-                PidSpec<SealedSecret> spec = specs == null ? null : specs.get(p);
+                PidSpec<SealedSecret> spec = specs.isEmpty() ? null : specs.get(p);
                 pids.bind("id", batchId)
                         .bind("op", i)
                         .bind("index", p)
@@ -112,15 +112,6 @@ final class BatchRows {
         if (batch.size() > 0) {
             batch.execute();
         }
-    }
-
-    private static List<PidSpec<SealedSecret>> specs(Operation<SealedSecret> op) {
-        if (op instanceof Operation.Add<SealedSecret> add) {
-            return add.pids();
-        } else if (op instanceof Operation.Update<SealedSecret> update) {
-            return update.pids();
-        }
-        return null;
     }
 
     /** The batches with these ids, in the order given; absent ids are skipped. */

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -197,11 +198,9 @@ public final class BatchService {
      * {@code timeout} passes first (check {@link BatchRecord#status()}). NOT_FOUND for an unknown id.
      */
     public CompletableFuture<BatchRecord> await(BatchId id, Duration timeout) {
-        BatchStatus now =
-                repos.operations().findStatus(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id));
-        if (now.isFinal()) {
-            return CompletableFuture.completedFuture(
-                    get(id).orElseThrow(() -> PidPoolException.notFound("id", "no batch %s", id)));
+        Supplier<PidPoolException> unknown = () -> PidPoolException.notFound("id", "no batch %s", id);
+        if (repos.operations().findStatus(id).orElseThrow(unknown).isFinal()) {
+            return CompletableFuture.completedFuture(get(id).orElseThrow(unknown));
         }
         var future = new CompletableFuture<BatchRecord>();
         synchronized (this) {
@@ -238,10 +237,11 @@ public final class BatchService {
         for (BatchId id : ids) {
             try {
                 // the status until it is final, then the batch once: a big batch is not read per look
-                if (repos.operations()
+                boolean done = repos.operations()
                         .findStatus(id)
-                        .filter(BatchStatus::isFinal)
-                        .isPresent()) {
+                        .map(BatchStatus::isFinal)
+                        .orElse(false);
+                if (done) {
                     get(id).ifPresent(record -> complete(id, record));
                 }
             } catch (RuntimeException e) {
