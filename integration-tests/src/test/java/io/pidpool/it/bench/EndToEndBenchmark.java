@@ -236,10 +236,10 @@ public final class EndToEndBenchmark {
         String body = add(ids); // the operator's request is ready before it is sent
         quiesce();
         hand.expect(size);
+        Map<String, Long> vmCpu0 = VmThreadCpu.byKind();
         long cpu0 = processCpuNanos();
         long[] gc0 = gcCountAndMillis();
         Map<Long, Long> threadCpu0 = threadCpu();
-        Map<String, Long> vmCpu0 = VmThreadCpu.byKind();
         HandOutEvent event = new HandOutEvent(round, size);
         event.begin();
         long t0 = System.nanoTime();
@@ -340,8 +340,8 @@ public final class EndToEndBenchmark {
     /**
      * CPU spent from {@code before} to {@code after}, by thread name with numbers folded, the largest
      * first; then what the process spent outside its Java threads (garbage collection, JIT compilers,
-     * the VM itself), split by {@code vm} where the system tells, the rest being mostly threads that
-     * ended during the round. The names are looked up after the times were taken, which is slow with
+     * the VM itself), split by {@code vm} where the system tells; the rest is threads that ended, and
+     * what the process ran between the readings of the counters. The names are looked up after the times were taken, which is slow with
      * thousands of threads.
      */
     private static String cpuByThreadGroup(
