@@ -81,6 +81,8 @@ public final class AllocationBenchmark {
     static final String ROOT = "/" + LAYOUT.namespace();
     static final ModuleKey MODULE = ModuleKey.parse("dept#bench#sys");
     static final Duration LEADER_SESSION = Duration.ofSeconds(2);
+    /** Marks the CPU groups of the JVM's own threads ({@link VmThreadCpu}), which are not Java threads. */
+    private static final String VM_PREFIX = "VM's ";
 
     private final Map<String, Integer> opts;
     private final TestingServer server;
@@ -832,10 +834,9 @@ public final class AllocationBenchmark {
      * nodes' serial executors, the embedded ZooKeeper server, the simulated instances' ZooKeeper
      * clients (created by the starter pool), the other ZooKeeper/Curator clients (pid-server nodes,
      * admin), and the JVM's own threads by kind where Linux tells ({@link VmThreadCpu}: JIT, GC, VM).
-     * The process total less all of these is threads that ended (or, without the kinds, mostly JIT
-     * compilation and GC). A less
-     * load-dependent complement to the wall-clock times (contention and JIT still inflate it): what
-     * the hand-out costs the 2 cores.
+     * The process total less all of these is threads that ended and what ran between the readings
+     * (without the kinds: mostly JIT compilation and GC). A less load-dependent complement to the
+     * wall-clock times (contention and JIT still inflate it): what the hand-out costs the 2 cores.
      */
     private static Map<String, Long> cpuByGroup() {
         var threads = ManagementFactory.getThreadMXBean();
@@ -857,9 +858,6 @@ public final class AllocationBenchmark {
         }
         return cpu;
     }
-
-    /** Marks the groups of the JVM's own threads ({@link VmThreadCpu}), which are not Java threads. */
-    private static final String VM_PREFIX = "VM's ";
 
     private static String cpuGroup(String thread) {
         if (thread.startsWith("pidpool-node-")) {
@@ -906,7 +904,7 @@ public final class AllocationBenchmark {
         line.append(String.format(
                 Locale.ROOT,
                 " %s %.2f s (%.0f us/PID)",
-                vm == 0 ? "JIT, GC and VM" : "other (threads that ended)",
+                vm == 0 ? "JIT, GC and VM" : "other (ended threads, between readings)",
                 (process - java - vm) / 1e9,
                 (process - java - vm) / 1e3 / pids));
         return line.toString();

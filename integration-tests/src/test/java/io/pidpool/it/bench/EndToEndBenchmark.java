@@ -341,8 +341,8 @@ public final class EndToEndBenchmark {
      * CPU spent from {@code before} to {@code after}, by thread name with numbers folded, the largest
      * first; then what the process spent outside its Java threads (garbage collection, JIT compilers,
      * the VM itself), split by {@code vm} where the system tells; the rest is threads that ended, and
-     * what the process ran between the readings of the counters. The names are looked up after the times were taken, which is slow with
-     * thousands of threads.
+     * what the process ran between the readings of the counters. The names are looked up after the
+     * times were taken, which is slow with thousands of threads.
      */
     private static String cpuByThreadGroup(
             Map<Long, Long> before, Map<Long, Long> after, long processCpu, Map<String, Long> vm) {
@@ -366,8 +366,9 @@ public final class EndToEndBenchmark {
         String split = vm.isEmpty()
                 ? "GC, JIT, VM, exited threads"
                 : vm.entrySet().stream()
-                        .map(e -> e.getKey() + " " + e.getValue() / 1_000_000 + ", ")
-                        .collect(java.util.stream.Collectors.joining("", "", "other " + (outside - known) / 1_000_000));
+                                .map(e -> e.getKey() + " " + e.getValue() / 1_000_000)
+                                .collect(java.util.stream.Collectors.joining(", "))
+                        + ", other " + (outside - known) / 1_000_000;
         return "Java threads " + javaThreads / 1_000_000 + ", outside them (" + split + ") " + outside / 1_000_000
                 + "; "
                 + groups.entrySet().stream()
