@@ -117,6 +117,7 @@ public final class AllocationBenchmark {
                 "rebalanceDelayMs", -1,
                 "instancesFirst", 0,
                 "leaderSessionMs", (int) LEADER_SESSION.toMillis()));
+        opts.put("rounds", 1); // the measured case this many times in one JVM: the first cold, the others warm
         opts.put("timeline", 0); // 1 = print each instance's timeline (docs/history/benchmarks-2026-11.md §4)
         opts.put("heap", 1); // 0: no heap measurements (three full GCs each)
         // the warm-up case's size: the default warms only the 1,000/50 paths, so a 100,000 run still
@@ -141,22 +142,51 @@ public final class AllocationBenchmark {
             }
             int pids = opts.get("pids");
             int instances = opts.get("instances");
-            double allocationMs =
-                    bench.runCase("run", pids, instances, opts.get("scaleOut"), opts.get("failover") > 0, true);
-            // baselines on the same server, after the case (its nodes are gone with its sessions)
+            int rounds = opts.get("rounds");
+            List<Double> allocations = new ArrayList<>();
+            List<Double> ratios = new ArrayList<>();
+            double asyncMs = 0;
+            for (int round = 1; round <= rounds; round++) {
+                String name = rounds == 1 ? "run" : "run" + round;
+                if (rounds > 1) {
+                    bench.line("round %d of %d%s", round, rounds, round == 1 ? " (cold)" : " (warm)");
+                }
+                double allocationMs =
+                        bench.runCase(name, pids, instances, opts.get("scaleOut"), opts.get("failover") > 0, true);
+                // the floor on the same server, right after the case (its nodes are gone with its sessions)
+                asyncMs = bench.asyncCreates("/raw-async", pids);
+                bench.line(
+                        "raw async creates (1000 in flight): %d nodes in %.0f ms (%.0f/s); allocation / raw async "
+                                + "creates = %.2f",
+                        pids, asyncMs, pids / asyncMs * 1000, allocationMs / asyncMs);
+                allocations.add(allocationMs);
+                ratios.add(allocationMs / asyncMs);
+            }
+            if (rounds > 1) {
+                List<Double> warmAllocations = allocations.subList(1, rounds);
+                List<Double> warmRatios = ratios.subList(1, rounds);
+                bench.line(
+                        "rounds: cold %.0f ms (ratio %.2f); warm median %.0f ms (%.0f-%.0f), ratio median %.2f "
+                                + "(%.2f-%.2f)",
+                        allocations.get(0),
+                        ratios.get(0),
+                        median(warmAllocations),
+                        java.util.Collections.min(warmAllocations),
+                        java.util.Collections.max(warmAllocations),
+                        median(warmRatios),
+                        java.util.Collections.min(warmRatios),
+                        java.util.Collections.max(warmRatios));
+            }
             int naive = Math.min(pids, opts.get("naiveCap"));
             double syncPerSec = bench.syncCreates("/naive", naive);
-            double asyncMs = bench.asyncCreates("/raw-async", pids);
             double naiveMs = pids / syncPerSec * 1000;
+            double lastMs = allocations.get(rounds - 1);
             bench.line(
                     "naive baseline: %d synchronous creates at %.0f/s -> %s PIDs would take %.0f ms%s",
                     naive, syncPerSec, pids, naiveMs, naive < pids ? " (extrapolated)" : "");
             bench.line(
-                    "raw async creates (1000 in flight): %d nodes in %.0f ms (%.0f/s)",
-                    pids, asyncMs, pids / asyncMs * 1000);
-            bench.line(
-                    "ratios: allocation / raw async creates = %.2f; naive / allocation = %.1f",
-                    allocationMs / asyncMs, naiveMs / allocationMs);
+                    "ratios (last round): allocation / raw async creates = %.2f; naive / allocation = %.1f",
+                    lastMs / asyncMs, naiveMs / lastMs);
             admin.close();
             System.out.println();
             System.out.println("==== results ====");
@@ -168,8 +198,23 @@ public final class AllocationBenchmark {
 
     double runCase(String name, int pids, int instances, int scaleOut, boolean failover, boolean print)
             throws Exception {
-        String dbName = "bench" + name + System.nanoTime();
-        try (Database database = Database.open("jdbc:h2:mem:" + dbName + ";DB_CLOSE_DELAY=-1", "sa", "")) {
+        String url = "jdbc:h2:mem:bench" + name + System.nanoTime() + ";DB_CLOSE_DELAY=-1";
+        try {
+            return runCase(url, name, pids, instances, scaleOut, failover, print);
+        } finally {
+            // DB_CLOSE_DELAY=-1 keeps an in-memory database after its pool closes: later rounds and heap
+            // figures must not carry this one
+            try (var connection = java.sql.DriverManager.getConnection(url, "sa", "");
+                    var statement = connection.createStatement()) {
+                statement.execute("SHUTDOWN");
+            }
+        }
+    }
+
+    private double runCase(
+            String url, String name, int pids, int instances, int scaleOut, boolean failover, boolean print)
+            throws Exception {
+        try (Database database = Database.open(url, "sa", "")) {
             Repositories repositories = database.repositories(Clock.systemUTC());
             repositories.modules().put(ModuleConfig.of(MODULE, Math.min(instances, ModuleConfig.MAX_SERVERS)));
             List<PidRecord> accounts = new ArrayList<>();
@@ -426,7 +471,13 @@ public final class AllocationBenchmark {
 
     // ------------------------------------------------------------------ simulated SDK instance
 
-    /** Shared counters of every simulated instance. */
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        java.util.Collections.sort(sorted);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
     /** {@code name=value} arguments over {@code opts}'s defaults; an unknown name is refused. */
     static void parseArgs(String[] args, Map<String, Integer> opts) {
         for (String arg : args) {
@@ -438,6 +489,7 @@ public final class AllocationBenchmark {
         }
     }
 
+    /** Shared counters of every simulated instance. */
     static final class Tracker {
         final ConcurrentHashMap<String, String> holders = new ConcurrentHashMap<>();
         final AtomicLong lastAddedNanos = new AtomicLong();
