@@ -72,9 +72,10 @@ import org.apache.zookeeper.data.Stat;
  * 1 = every instance registers before the leader starts, and the time is measured from the leader's
  * start, which then comes after the last registration: the hand-out without churn from staggered
  * registrations), {@code leaderSessionMs} (2000: the pid-server nodes' ZooKeeper session timeout;
- * at 100,000/1,000 on a loaded 2-core machine a 2 s session can expire under CPU starvation). Not a
- * test:
- * nothing asserts; it prints what it measured. Command: docs/benchmarks.md.
+ * at 100,000/1,000 on a loaded 2-core machine a 2 s session can expire under CPU starvation),
+ * {@code rounds} (1: the measured case this many times, each followed by its own raw async creates;
+ * the first round is cold, the others warm). Not a test: nothing asserts; it prints what it measured.
+ * Command: docs/benchmarks.md.
  */
 public final class AllocationBenchmark {
     static final ZkLayout LAYOUT = new ZkLayout("bench");
@@ -185,8 +186,8 @@ public final class AllocationBenchmark {
                     "naive baseline: %d synchronous creates at %.0f/s -> %s PIDs would take %.0f ms%s",
                     naive, syncPerSec, pids, naiveMs, naive < pids ? " (extrapolated)" : "");
             bench.line(
-                    "ratios (last round): allocation / raw async creates = %.2f; naive / allocation = %.1f",
-                    lastMs / asyncMs, naiveMs / lastMs);
+                    "ratios%s: allocation / raw async creates = %.2f; naive / allocation = %.1f",
+                    rounds > 1 ? " (last round)" : "", lastMs / asyncMs, naiveMs / lastMs);
             admin.close();
             System.out.println();
             System.out.println("==== results ====");
