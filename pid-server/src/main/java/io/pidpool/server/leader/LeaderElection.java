@@ -112,7 +112,12 @@ final class LeaderElection {
             }
             leading = true;
         } catch (RuntimeException e) {
-            log.error("{} could not take up leadership: {}", ctx.nodeId(), e.getMessage(), e);
+            if (started.getAsBoolean()) {
+                log.error("{} could not take up leadership: {}", ctx.nodeId(), e.getMessage(), e);
+            } else {
+                // the node is closing: its close interrupted the steps, nothing went wrong
+                log.info("{} closing: gave up taking up leadership ({})", ctx.nodeId(), e.getMessage());
+            }
             stepDown("election steps failed: " + e.getMessage());
         }
     }
