@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -172,11 +173,11 @@ public final class AllocationBenchmark {
                         allocations.get(0),
                         ratios.get(0),
                         median(warmAllocations),
-                        java.util.Collections.min(warmAllocations),
-                        java.util.Collections.max(warmAllocations),
+                        Collections.min(warmAllocations),
+                        Collections.max(warmAllocations),
                         median(warmRatios),
-                        java.util.Collections.min(warmRatios),
-                        java.util.Collections.max(warmRatios));
+                        Collections.min(warmRatios),
+                        Collections.max(warmRatios));
             }
             int naive = Math.min(pids, opts.get("naiveCap"));
             double syncPerSec = bench.syncCreates("/naive", naive);
@@ -470,11 +471,9 @@ public final class AllocationBenchmark {
         return ms;
     }
 
-    // ------------------------------------------------------------------ simulated SDK instance
-
     private static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
-        java.util.Collections.sort(sorted);
+        Collections.sort(sorted);
         int n = sorted.size();
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
@@ -489,6 +488,8 @@ public final class AllocationBenchmark {
             opts.put(kv[0], Integer.parseInt(kv[1]));
         }
     }
+
+    // ------------------------------------------------------------------ simulated SDK instance
 
     /** Shared counters of every simulated instance. */
     static final class Tracker {
